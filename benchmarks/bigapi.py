@@ -77,18 +77,27 @@ def timed(cmd: list[str], cwd: Path, cpu: int | None) -> dict[str, Any]:
         time_file = tf.name
     prefix = ["taskset", "-c", str(cpu)] if cpu is not None else []
     started = time.monotonic()
-    proc = subprocess.run([*prefix, "/usr/bin/time", "-v", "-o", time_file, *cmd], cwd=cwd,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [*prefix, "/usr/bin/time", "-v", "-o", time_file, *cmd],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed = time.monotonic() - started
     text = Path(time_file).read_text(encoding="utf-8")
     os.unlink(time_file)
     found = {k: re.search(p, text) for k, p in _TIME_FIELDS.items()}
     values = {k: (m.group(1) if m else "0") for k, m in found.items()}
     output = (proc.stdout + proc.stderr).strip().splitlines()
-    return {"cmd": " ".join(["toolgen", *cmd[3:]]), "rc": proc.returncode,
-            "cpu_s": round(float(values["user"]) + float(values["system"]), 1),
-            "wall_s": round(_seconds(values["wall"]) if found["wall"] else elapsed, 1),
-            "peak_mb": round(int(values["peak_kb"]) / 1024), "tail": output[-6:]}
+    return {
+        "cmd": " ".join(["toolgen", *cmd[3:]]),
+        "rc": proc.returncode,
+        "cpu_s": round(float(values["user"]) + float(values["system"]), 1),
+        "wall_s": round(_seconds(values["wall"]) if found["wall"] else elapsed, 1),
+        "peak_mb": round(int(values["peak_kb"]) / 1024),
+        "tail": output[-6:],
+    }
 
 
 def _dialect(name: str) -> str | None:
@@ -116,10 +125,21 @@ def catalogs(folder: Path) -> list[dict[str, Any]]:
         extra = view.sent[-1:] if view is not None and view.searching else []
         sdk = corpuslib.check_catalog(dialect, entries + extra)
         limit = limits.get(path.name, {})
-        rows.append({"file": path.name, "bytes": path.stat().st_size, "entries": len(entries),
-                     "sent": limit.get("entries"), "sends": limit.get("sent"), "limit": limit.get("limit"),
-                     "whole": limit.get("whole"), "within": limit.get("within"),
-                     "sdk": sdk.sdk, "sdk_failures": len(sdk.failures), "sdk_examples": sdk.failures[:3]})
+        rows.append(
+            {
+                "file": path.name,
+                "bytes": path.stat().st_size,
+                "entries": len(entries),
+                "sent": limit.get("entries"),
+                "sends": limit.get("sent"),
+                "limit": limit.get("limit"),
+                "whole": limit.get("whole"),
+                "within": limit.get("within"),
+                "sdk": sdk.sdk,
+                "sdk_failures": len(sdk.failures),
+                "sdk_examples": sdk.failures[:3],
+            }
+        )
     return rows
 
 
@@ -135,8 +155,13 @@ def count_operations(spec: Path) -> int:
         doc = YAML(typ="safe").load(text)
     else:
         doc = json.loads(text)
-    return sum(1 for item in (doc.get("paths") or {}).values() if isinstance(item, dict)
-               for method in item if method in HTTP_METHODS)
+    return sum(
+        1
+        for item in (doc.get("paths") or {}).values()
+        if isinstance(item, dict)
+        for method in item
+        if method in HTTP_METHODS
+    )
 
 
 def count_intents(project: Path) -> int | None:
@@ -169,9 +194,15 @@ def run(spec: Path, n: int, work: Path, cpu: int | None, name: str, steps: str =
         target.write_text(json.dumps(replicate(doc, n)), encoding="utf-8")
     else:
         shutil.copyfile(spec, target)
-    out: dict[str, Any] = {"name": name, "spec": spec.name, "times": n, "spec_bytes": target.stat().st_size,
-                           "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": cpu,
-                           "load_before": os.getloadavg()[0]}
+    out: dict[str, Any] = {
+        "name": name,
+        "spec": spec.name,
+        "times": n,
+        "spec_bytes": target.stat().st_size,
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": cpu,
+        "load_before": os.getloadavg()[0],
+    }
     tg = [sys.executable, "-m", "toolgen"]
     out["init"] = timed([*tg, "init", f"specs/{target.name}"], project, cpu)
     if out["init"]["rc"] != 0:
@@ -198,10 +229,16 @@ def run(spec: Path, n: int, work: Path, cpu: int | None, name: str, steps: str =
     out["catalogs"] = catalogs(folder)
     elsewhere = work / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
-    out["check_elsewhere"] = timed([*tg, "build", "--check", "--no-cache", "-q", "--project",
-                                    str(project / "toolgen.yaml")], elsewhere, cpu)
-    out["report_same_bytes"] = (out["check_elsewhere"]["rc"] == 0 and report.exists()
-                                and hashlib.sha256(report.read_bytes()).hexdigest() == out["report_sha256"])
+    out["check_elsewhere"] = timed(
+        [*tg, "build", "--check", "--no-cache", "-q", "--project", str(project / "toolgen.yaml")],
+        elsewhere,
+        cpu,
+    )
+    out["report_same_bytes"] = (
+        out["check_elsewhere"]["rc"] == 0
+        and report.exists()
+        and hashlib.sha256(report.read_bytes()).hexdigest() == out["report_sha256"]
+    )
     return out
 
 
@@ -211,21 +248,37 @@ def _mb(n: int) -> str:
 
 def markdown(runs: dict[str, dict[str, Any]]) -> str:
     """benchmarks/results/bigapi.md from the saved runs."""
-    lines = ["# Very large APIs from a fresh draft: every artifact, on one core", "",
-             ("Generated by `python benchmarks/bigapi.py SPEC [--replicate N] --cpu 0 --save` (see its docstring). "
-             "Each step is a fresh process pinned to one core (`taskset -c 0`) under `/usr/bin/time -v`: CPU is "
-             "user + system of the command and its worker, peak the largest resident set of one process. "
-             "The machine is shared, so wall time includes waiting for the core; CPU is the work. "
-             f"Budget for init + build: {BUDGET_CPU_S / 60:.0f} CPU minutes and {BUDGET_PEAK_MB / 1024:.0f} GB."), ""]
+    lines = [
+        "# Very large APIs from a fresh draft: every artifact, on one core",
+        "",
+        (
+            "Generated by `python benchmarks/bigapi.py SPEC [--replicate N] --cpu 0 --save` (see its docstring). "
+            "Each step is a fresh process pinned to one core (`taskset -c 0`) under `/usr/bin/time -v`: CPU is "
+            "user + system of the command and its worker, peak the largest resident set of one process. "
+            "The machine is shared, so wall time includes waiting for the core; CPU is the work. "
+            f"Budget for init + build: {BUDGET_CPU_S / 60:.0f} CPU minutes and {BUDGET_PEAK_MB / 1024:.0f} GB."
+        ),
+        "",
+    ]
     for name, r in runs.items():
         label = f"`{r['spec']}`" + (f" ×{r['times']}" if r["times"] > 1 else "")
-        lines += [f"## {name}: {label}", "",
-                  (f"Measured {r['when']} (load average {r['load_before']:.1f} at the start), "
-                  f"spec {_mb(r['spec_bytes'])}; {r.get('operations') or '?'} operations, "
-                  f"{r.get('intents') or '?'} intents drafted, {r.get('tools') or '?'} tools built."), "",
-                  "| step | exit | CPU s | wall | peak MB |", "|---|---|---|---|---|"]
-        steps = [("init", "`toolgen init`"), ("build", "`toolgen build --no-cache` (every artifact)"),
-                 ("check_elsewhere", "`toolgen build --check --no-cache` from another working directory")]
+        lines += [
+            f"## {name}: {label}",
+            "",
+            (
+                f"Measured {r['when']} (load average {r['load_before']:.1f} at the start), "
+                f"spec {_mb(r['spec_bytes'])}; {r.get('operations') or '?'} operations, "
+                f"{r.get('intents') or '?'} intents drafted, {r.get('tools') or '?'} tools built."
+            ),
+            "",
+            "| step | exit | CPU s | wall | peak MB |",
+            "|---|---|---|---|---|",
+        ]
+        steps = [
+            ("init", "`toolgen init`"),
+            ("build", "`toolgen build --no-cache` (every artifact)"),
+            ("check_elsewhere", "`toolgen build --check --no-cache` from another working directory"),
+        ]
         for key, what in steps:
             s = r.get(key)
             if s:
@@ -237,26 +290,49 @@ def markdown(runs: dict[str, dict[str, Any]]) -> str:
             cpu = r["init"]["cpu_s"] + r["build"]["cpu_s"]
             peak = max(r["init"]["peak_mb"], r["build"]["peak_mb"])
             ok = cpu <= BUDGET_CPU_S and peak <= BUDGET_PEAK_MB and r["build"]["rc"] == 0
-            verdict = ("the build did not finish: so far" if r["build"].get("stopped")
-                       else "within" if ok else "NOT within")
-            lines += ["", (f"init + build: **{cpu:,.1f} CPU s, peak {peak:,} MB** ({verdict}; budget "
-                      f"{BUDGET_CPU_S / 60:.0f} min and {BUDGET_PEAK_MB / 1024:.0f} GB).")]
+            verdict = (
+                "the build did not finish: so far"
+                if r["build"].get("stopped")
+                else "within"
+                if ok
+                else "NOT within"
+            )
+            lines += [
+                "",
+                (
+                    f"init + build: **{cpu:,.1f} CPU s, peak {peak:,} MB** ({verdict}; budget "
+                    f"{BUDGET_CPU_S / 60:.0f} min and {BUDGET_PEAK_MB / 1024:.0f} GB)."
+                ),
+            ]
         for key in ("init", "build"):
             s = r.get(key)
             if s and s["rc"] != 0 and not s.get("stopped"):
                 lines += ["", f"{key} exit {s['rc']}:", "", "```", *s["tail"], "```"]
         if "catalogs" in r:
-            same = ("not measured (the check was stopped unfinished)" if r.get("check_elsewhere", {}).get("stopped")
-                    else "yes" if r["report_same_bytes"] else "NO")
-            lines += ["", (f"{r['files']} files, {_mb(r['output_bytes'])}. REPORT.md and every other file the same "
-                      f"bytes from another working directory: **{same}**."), "",
-                      "| file | bytes | entries | one request sends | limit | within | SDK type | SDK refusals |",
-                      "|---|---|---|---|---|---|---|---|"]
+            same = (
+                "not measured (the check was stopped unfinished)"
+                if r.get("check_elsewhere", {}).get("stopped")
+                else "yes"
+                if r["report_same_bytes"]
+                else "NO"
+            )
+            lines += [
+                "",
+                (
+                    f"{r['files']} files, {_mb(r['output_bytes'])}. REPORT.md and every other file the same "
+                    f"bytes from another working directory: **{same}**."
+                ),
+                "",
+                "| file | bytes | entries | one request sends | limit | within | SDK type | SDK refusals |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
             for c in r["catalogs"]:
                 limit = f"{c['limit']:,}" if c["limit"] is not None else "none stated"
                 within = "yes" if c["within"] else ("no (whole catalog)" if c["whole"] else "no: lint warns")
-                lines.append(f"| `{c['file']}` | {c['bytes']:,} | {c['entries']:,} | {c['sent']:,} ({c['sends']}) | "
-                             f"{limit} | {within} | {c['sdk']} | {c['sdk_failures']} |")
+                lines.append(
+                    f"| `{c['file']}` | {c['bytes']:,} | {c['entries']:,} | {c['sent']:,} ({c['sends']}) | "
+                    f"{limit} | {within} | {c['sdk']} | {c['sdk_failures']} |"
+                )
         lines.append("")
     return "\n".join(lines)
 
@@ -267,8 +343,12 @@ def _save(name: str, result: dict[str, Any], steps: str = "all") -> None:
     store = RESULTS / "bigapi.json"
     runs = json.loads(store.read_text(encoding="utf-8")) if store.exists() else {}
     if steps == "init" and name in runs:
-        result = {**runs[name], "init": result["init"], "intents": result.get("intents"),
-                  "init_when": result["when"]}
+        result = {
+            **runs[name],
+            "init": result["init"],
+            "intents": result.get("intents"),
+            "init_when": result["when"],
+        }
     runs[name] = result
     store.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (RESULTS / "bigapi.md").write_text(markdown(runs), encoding="utf-8")
@@ -278,14 +358,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("spec", type=Path)
     parser.add_argument("--replicate", type=int, default=1, metavar="N")
-    parser.add_argument("--work", type=Path, default=None, help="working folder (default: a new temporary one)")
+    parser.add_argument(
+        "--work", type=Path, default=None, help="working folder (default: a new temporary one)"
+    )
     parser.add_argument("--cpu", type=int, default=0, help="the core to pin every step to (-1: no pinning)")
-    parser.add_argument("--name", default=None, help="the run's label in the results (default: the spec's stem)")
-    parser.add_argument("--steps", choices=("all", "init"), default="all",
-                        help="init: time `toolgen init` only (--save replaces the saved run's init step)")
+    parser.add_argument(
+        "--name", default=None, help="the run's label in the results (default: the spec's stem)"
+    )
+    parser.add_argument(
+        "--steps",
+        choices=("all", "init"),
+        default="all",
+        help="init: time `toolgen init` only (--save replaces the saved run's init step)",
+    )
     parser.add_argument("--save", action="store_true")
-    parser.add_argument("--render", type=Path, default=None, metavar="JSON",
-                        help="save a result this script printed earlier (no run); SPEC is ignored")
+    parser.add_argument(
+        "--render",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="save a result this script printed earlier (no run); SPEC is ignored",
+    )
     args = parser.parse_args(argv)
     if args.render:
         result = json.loads(args.render.read_text(encoding="utf-8"))
@@ -293,7 +386,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     name = args.name or args.spec.stem + (f"x{args.replicate}" if args.replicate > 1 else "")
     work = args.work or Path(tempfile.mkdtemp(prefix="toolgen-bigapi-"))
-    result = run(args.spec.resolve(), args.replicate, work, None if args.cpu < 0 else args.cpu, name, args.steps)
+    result = run(
+        args.spec.resolve(), args.replicate, work, None if args.cpu < 0 else args.cpu, name, args.steps
+    )
     print(json.dumps(result, indent=1))
     if args.save:
         _save(name, result, args.steps)

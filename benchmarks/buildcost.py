@@ -58,24 +58,38 @@ def build_here(spec: Path, emit: str, write: Path | None, lint: bool = True) -> 
 
     with tempfile.TemporaryDirectory() as tmp:
         intent = Path(tmp) / "api.yaml"
-        intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: api}}\n"
-                          'include: [{match: "*"}]\n', encoding="utf-8")
+        intent.write_text(
+            f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: api}}\n"
+            'include: [{match: "*"}]\n',
+            encoding="utf-8",
+        )
         cpu, children, start = time.process_time(), _children_cpu(), time.perf_counter()
-        built = build_api(intent, Path(tmp) / "out", emit=tuple(emit.split(",")),
-                          run_lint=lint)
+        built = build_api(intent, Path(tmp) / "out", emit=tuple(emit.split(",")), run_lint=lint)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         worker_cpu = _children_cpu() - children
-    own_peak, worker_peak = _peak_mb(), round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+    own_peak, worker_peak = (
+        _peak_mb(),
+        round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+    )
     result: dict[str, Any] = {
-        "spec": spec.name, "emit": emit, "lint": lint, "operations": len(built.ir.operations), "tools": len(built.ir.tools),
+        "spec": spec.name,
+        "emit": emit,
+        "lint": lint,
+        "operations": len(built.ir.operations),
+        "tools": len(built.ir.tools),
         # the worker process that computes models.py beside the build (toolgen.builder.worker) counts too: CPU
         # is both processes'; peak memory the sum of both peaks (they overlap in time)
-        "seconds": round(seconds, 3), "cpu_seconds": round(cpu + worker_cpu, 3),
-        "worker_cpu_seconds": round(worker_cpu, 3), "peak_mb": round(own_peak + worker_peak, 1),
-        "process_peak_mb": own_peak, "worker_peak_mb": worker_peak,
+        "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu + worker_cpu, 3),
+        "worker_cpu_seconds": round(worker_cpu, 3),
+        "peak_mb": round(own_peak + worker_peak, 1),
+        "process_peak_mb": own_peak,
+        "worker_peak_mb": worker_peak,
         "output_bytes": sum(len(b) for b in built.files.values()),
         "files": {name: len(b) for name, b in sorted(built.files.items())},
-        "python_lines": {name: b.count(b"\n") for name, b in sorted(built.files.items()) if name.endswith(".py")},
+        "python_lines": {
+            name: b.count(b"\n") for name, b in sorted(built.files.items()) if name.endswith(".py")
+        },
         "stages": {k: round(v, 3) for k, v in built.seconds.items()},
     }
     if write is not None:
@@ -106,16 +120,21 @@ print(json.dumps({"import_seconds": round(seconds, 3), "data_seconds": round(loa
 
 def _time_import(root: Path) -> dict[str, Any]:
     """`import api` (the generated package, not its models), then its data, in a fresh interpreter."""
-    proc = subprocess.run([sys.executable, "-c", _IMPORT, str(root)], capture_output=True, text=True,
-                          check=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORT, str(root)], capture_output=True, text=True, check=True, timeout=600
+    )
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
 
 
-def measure(spec: Path, emit: str = DEFAULT, *, write: bool = False, lint: bool = True,
-            timeout: float = 3600) -> dict[str, Any]:
+def measure(
+    spec: Path, emit: str = DEFAULT, *, write: bool = False, lint: bool = True, timeout: float = 3600
+) -> dict[str, Any]:
     """`build_here` in a fresh interpreter (peak memory is this build's alone)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")]),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, str(Path(__file__).resolve()), str(spec), "--emit", emit]
         if write:
@@ -134,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", type=Path)
     parser.add_argument("--emit", default=DEFAULT)
     parser.add_argument("--write", type=Path, default=None)
-    parser.add_argument("--no-lint", action="store_true", help="skip the lint stage (`build_api(run_lint=False)`)")
+    parser.add_argument(
+        "--no-lint", action="store_true", help="skip the lint stage (`build_api(run_lint=False)`)"
+    )
     args = parser.parse_args(argv)
     print(json.dumps(build_here(args.spec, args.emit, args.write, lint=not args.no_lint)))
     return 0

@@ -56,26 +56,45 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 
 def _toolgen(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
-    proc = subprocess.run([sys.executable, "-m", "toolgen", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=False, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgen", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
     if not folder.is_dir():
         return {}
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def _load(text: str, as_yaml: bool) -> Any:
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if as_yaml else json.loads(text)
+    return (
+        yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if as_yaml else json.loads(text)
+    )
 
 
 def _dump(data: Any, as_yaml: bool) -> str:
     if as_yaml:
-        return str(yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False,
-                             allow_unicode=True, width=100))
+        return str(
+            yaml.dump(
+                data,
+                Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+                sort_keys=False,
+                allow_unicode=True,
+                width=100,
+            )
+        )
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -110,8 +129,11 @@ class Api:
         self.as_yaml = as_yaml or source.suffix in (".yaml", ".yml")
         self.file = source.stem.replace(".", "_") + (".yaml" if self.as_yaml else ".json")
         raw = source.read_text(encoding="utf-8")
-        self.text = _dump(_load(raw, source.suffix in (".yaml", ".yml")), self.as_yaml) if as_yaml and \
-            source.suffix == ".json" else raw
+        self.text = (
+            _dump(_load(raw, source.suffix in (".yaml", ".yml")), self.as_yaml)
+            if as_yaml and source.suffix == ".json"
+            else raw
+        )
         self.history = [self.text]
         self.rng = rng
         (root / self.file).write_text(self.text, encoding="utf-8")
@@ -125,8 +147,11 @@ class Api:
         names = sorted(self.intent.get("tools") or {})
         keep = set(rng.sample(names, min(tools, len(names))))
         self.intent["tools"] = {k: v for k, v in self.intent["tools"].items() if k in keep}
-        self.project_entry = [e for e in yaml.safe_load((root / "toolgen.yaml").read_text(encoding="utf-8"))["apis"]
-                              if e.get("intent_map") == self.intent_file]
+        self.project_entry = [
+            e
+            for e in yaml.safe_load((root / "toolgen.yaml").read_text(encoding="utf-8"))["apis"]
+            if e.get("intent_map") == self.intent_file
+        ]
 
     @property
     def spec(self) -> Any:
@@ -134,8 +159,9 @@ class Api:
 
     def write(self, root: Path) -> None:
         (root / self.file).write_text(self.text, encoding="utf-8")
-        (root / self.intent_file).write_text(yaml.safe_dump(self.intent, sort_keys=False, allow_unicode=True),
-                                             encoding="utf-8")
+        (root / self.intent_file).write_text(
+            yaml.safe_dump(self.intent, sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
 
     # --- edits: each returns a one-line description, or None when it does not apply -----------------
 
@@ -148,8 +174,9 @@ class Api:
 
     def _operation_of(self, intent: dict[str, Any]) -> dict[str, Any] | None:
         for path, method, op in _operations(self.spec):
-            if op.get("operationId") == intent.get("operation") or \
-                    f"{method.upper()} {path}" == intent.get("operation"):
+            if op.get("operationId") == intent.get("operation") or f"{method.upper()} {path}" == intent.get(
+                "operation"
+            ):
                 return op
         return None
 
@@ -227,8 +254,11 @@ class Api:
         if not picked:
             return None
         op = self._operation_of(picked[1])
-        names = [str(p["name"]) for p in (op or {}).get("parameters") or []
-                 if isinstance(p, dict) and not p.get("required") and p.get("in") == "query" and "name" in p]
+        names = [
+            str(p["name"])
+            for p in (op or {}).get("parameters") or []
+            if isinstance(p, dict) and not p.get("required") and p.get("in") == "query" and "name" in p
+        ]
         return (picked, self.rng.choice(names)) if names else None
 
     def e_hide(self) -> str | None:
@@ -282,10 +312,19 @@ class Api:
         if self.intent.get("include") and self.rng.random() < 0.4:
             del self.intent["include"]
             return "include removed"
-        tags = sorted({t for _, _, op in _operations(self.spec) for t in (op.get("tags") or [])[:1]
-                       if isinstance(t, str)})
-        match = f"tag:{self.rng.choice(tags)}" if tags and self.rng.random() < 0.7 else \
-            self.rng.choice(["get*", "list*", "GET /*", "*"])
+        tags = sorted(
+            {
+                t
+                for _, _, op in _operations(self.spec)
+                for t in (op.get("tags") or [])[:1]
+                if isinstance(t, str)
+            }
+        )
+        match = (
+            f"tag:{self.rng.choice(tags)}"
+            if tags and self.rng.random() < 0.7
+            else self.rng.choice(["get*", "list*", "GET /*", "*"])
+        )
         group: dict[str, Any] = {"match": match, "toolset": self.rng.choice(["from_tag", "from_path"])}
         if self.rng.random() < 0.3:
             group["exclude"] = ["delete*"]
@@ -301,15 +340,19 @@ class Api:
 
     def e_defaults(self) -> str | None:
         defaults = self.intent.setdefault("defaults", {})
-        key, value = self.rng.choice([("timeout_ms", self.rng.choice([1000, 5000, 30000])),
-                                      ("output_depth", self.rng.randint(1, 5)),
-                                      ("output_schema_nodes", self.rng.choice([50, 400, 2000])),
-                                      ("description_max_chars", self.rng.choice([120, 1000])),
-                                      ("argument_description_max_chars", self.rng.choice([40, 200])),
-                                      ("member_descriptions", self.rng.choice([True, False])),
-                                      ("output_descriptions", self.rng.choice([True, False])),
-                                      ("approval_write", self.rng.choice(["never", "required"])),
-                                      ("preview_ttl_s", self.rng.choice([60, 900]))])
+        key, value = self.rng.choice(
+            [
+                ("timeout_ms", self.rng.choice([1000, 5000, 30000])),
+                ("output_depth", self.rng.randint(1, 5)),
+                ("output_schema_nodes", self.rng.choice([50, 400, 2000])),
+                ("description_max_chars", self.rng.choice([120, 1000])),
+                ("argument_description_max_chars", self.rng.choice([40, 200])),
+                ("member_descriptions", self.rng.choice([True, False])),
+                ("output_descriptions", self.rng.choice([True, False])),
+                ("approval_write", self.rng.choice(["never", "required"])),
+                ("preview_ttl_s", self.rng.choice([60, 900])),
+            ]
+        )
         defaults[key] = value
         return f"defaults {key}: {value}"
 
@@ -329,8 +372,11 @@ class Api:
             if "swagger" in spec:
                 spec["host"] = self.rng.choice(["a.example.com", "b.example.com"])
                 return f"spec host {spec['host']}"
-            spec["servers"] = [{"url": self.rng.choice(["https://a.example.com/v1", "https://b.example.com"])}]
+            spec["servers"] = [
+                {"url": self.rng.choice(["https://a.example.com/v1", "https://b.example.com"])}
+            ]
             return f"spec servers {spec['servers'][0]['url']}"
+
         return self._spec_edit(change)
 
     # spec edits: on the parsed document, written back in the spec's format
@@ -351,12 +397,17 @@ class Api:
             path, method, op = self.rng.choice(ops)
             op["summary"] = f"{op.get('summary') or 'Do it'} (edited {self.rng.randrange(1000)})"
             return f"spec {method.upper()} {path}: summary"
+
         return self._spec_edit(change)
 
     def e_parameter_schema(self) -> str | None:
         def change(spec: dict[str, Any]) -> str | None:
-            candidates = [(path, method, p) for path, method, op in _operations(spec)
-                          for p in op.get("parameters") or [] if isinstance(p, dict) and "name" in p]
+            candidates = [
+                (path, method, p)
+                for path, method, op in _operations(spec)
+                for p in op.get("parameters") or []
+                if isinstance(p, dict) and "name" in p
+            ]
             if not candidates:
                 return None
             path, method, p = self.rng.choice(candidates)
@@ -374,6 +425,7 @@ class Api:
             else:
                 p["description"] = f"Edited parameter {self.rng.randrange(1000)}."
             return f"spec {method.upper()} {path} parameter {p['name']}: {how}"
+
         return self._spec_edit(change)
 
     def _popular(self, spec: dict[str, Any]) -> str | None:
@@ -398,6 +450,7 @@ class Api:
                 return None
             props[f"added_{self.rng.randrange(100)}"] = {"type": "string", "maxLength": 10}
             return f"spec component {name}: property added"
+
         return self._spec_edit(change)
 
     def e_rename_component(self) -> str | None:
@@ -429,7 +482,7 @@ class Api:
             match = re.search(r'"summary": "', self.text)
             if not match:
                 return None
-            self.text = self.text[:match.start()] + '"summary": "Duplicated", ' + self.text[match.start():]
+            self.text = self.text[: match.start()] + '"summary": "Duplicated", ' + self.text[match.start() :]
         self.history.append(self.text)
         return "spec: duplicate key summary"
 
@@ -441,11 +494,20 @@ class Api:
     def e_reformat(self) -> str | None:
         if self.as_yaml:
             data = _load(self.text, True)
-            self.text = str(yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False,
-                                      allow_unicode=True, width=self.rng.choice([60, 100, 10**6]),
-                                      default_flow_style=self.rng.choice([False, None])))
+            self.text = str(
+                yaml.dump(
+                    data,
+                    Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+                    sort_keys=False,
+                    allow_unicode=True,
+                    width=self.rng.choice([60, 100, 10**6]),
+                    default_flow_style=self.rng.choice([False, None]),
+                )
+            )
         else:
-            self.text = json.dumps(json.loads(self.text), indent=self.rng.choice([None, 1, 4]), ensure_ascii=False)
+            self.text = json.dumps(
+                json.loads(self.text), indent=self.rng.choice([None, 1, 4]), ensure_ascii=False
+            )
         self.history.append(self.text)
         return "spec: the same document written another way"
 
@@ -464,6 +526,7 @@ class Api:
             self.rng.shuffle(order)
             spec["paths"] = {k: paths[k] for k in order}
             return "spec: components and paths in another order"
+
         return self._spec_edit(change)
 
     def e_revert(self) -> str | None:
@@ -481,9 +544,16 @@ def _project_edit(project: dict[str, Any], rng: random.Random) -> str:
     if what == "budget":
         project.setdefault("lint", {})["large_output_tokens"] = rng.choice([500, 1500, 4000])
     elif what == "severity":
-        project.setdefault("lint", {}).setdefault("severity", {})[rng.choice(
-            ["output-unprojected-large", "pagination-missing", "toolset-near-synonym", "effect-read-names-change"])] = \
-            rng.choice(["off", "info", "warning"])
+        project.setdefault("lint", {}).setdefault("severity", {})[
+            rng.choice(
+                [
+                    "output-unprojected-large",
+                    "pagination-missing",
+                    "toolset-near-synonym",
+                    "effect-read-names-change",
+                ]
+            )
+        ] = rng.choice(["off", "info", "warning"])
     elif what == "gemini":
         project["dialects"] = {"gemini": {"parameters": rng.choice(["schema", "json_schema"])}}
     elif what == "search":
@@ -494,8 +564,9 @@ def _project_edit(project: dict[str, Any], rng: random.Random) -> str:
     return f"toolgen.yaml {what}: " + json.dumps({k: v for k, v in project.items() if k != "apis"})
 
 
-def _build_pair(cached: Path, cold: Path, env: dict[str, str], one: str | None, step: str,
-                said: str) -> tuple[bool, int, str]:
+def _build_pair(
+    cached: Path, cold: Path, env: dict[str, str], one: str | None, step: str, said: str
+) -> tuple[bool, int, str]:
     """`toolgen build` (of API `one`, or the whole project) in `cached` with the cache and in `cold`
     without: whether exit code, printed findings and generated files are the same, the cached exit
     code and output. A difference is printed, and `cold`'s files are copied over `cached`'s so the
@@ -506,8 +577,11 @@ def _build_pair(cached: Path, cold: Path, env: dict[str, str], one: str | None, 
     cold_code, cold_out = _toolgen([*args, "--no-cache"], cold, env)
     a, b = _tree(cached / "generated"), _tree(cold / "generated")
     same = code == cold_code and out == cold_out and a == b
-    print(f"{step} {'ok  ' if same else 'DIFF'} exit {code} {len(a):3d} files {time.perf_counter() - start:5.1f}s "
-          f"{'(' + one + ') ' if one else ''}{said}", flush=True)
+    print(
+        f"{step} {'ok  ' if same else 'DIFF'} exit {code} {len(a):3d} files {time.perf_counter() - start:5.1f}s "
+        f"{'(' + one + ') ' if one else ''}{said}",
+        flush=True,
+    )
     if not same:
         if code != cold_code or out != cold_out:
             print(f"    cached exit {code}: {out[-1500:]}\n    cold exit {cold_code}: {cold_out[-1500:]}")
@@ -520,16 +594,27 @@ def _build_pair(cached: Path, cold: Path, env: dict[str, str], one: str | None, 
     return same, code, out
 
 
-def sweep(specs: list[Path], as_yaml: bool, edits: int, seed: int, tools: int, kinds: tuple[str, ...] = (),
-          project_edits: bool = True) -> int:
+def sweep(
+    specs: list[Path],
+    as_yaml: bool,
+    edits: int,
+    seed: int,
+    tools: int,
+    kinds: tuple[str, ...] = (),
+    project_edits: bool = True,
+) -> int:
     rng = random.Random(seed)
     failures = 0
     with tempfile.TemporaryDirectory(prefix="cache-sweep-") as tmp:
         work = Path(tmp)
         cached, cold = work / "cached", work / "cold"
         cached.mkdir()
-        env = dict(os.environ, TOOLGEN_CACHE="1", TOOLGEN_CACHE_DIR=str(work / "cache"),
-                   XDG_CACHE_HOME=str(work / "home"))
+        env = dict(
+            os.environ,
+            TOOLGEN_CACHE="1",
+            TOOLGEN_CACHE_DIR=str(work / "cache"),
+            XDG_CACHE_HOME=str(work / "home"),
+        )
         apis: list[Api] = []
         entries: list[dict[str, Any]] = []
         for source in specs:
@@ -549,7 +634,9 @@ def sweep(specs: list[Path], as_yaml: bool, edits: int, seed: int, tools: int, k
             if step and project_edits and rng.random() < 0.15:
                 said = _project_edit(project, rng)
                 for root in (cached, cold):
-                    (root / "toolgen.yaml").write_text(yaml.safe_dump(project, sort_keys=False), encoding="utf-8")
+                    (root / "toolgen.yaml").write_text(
+                        yaml.safe_dump(project, sort_keys=False), encoding="utf-8"
+                    )
             elif step:
                 api = rng.choice(apis)
                 edit = api.edit()
@@ -565,7 +652,9 @@ def sweep(specs: list[Path], as_yaml: bool, edits: int, seed: int, tools: int, k
                 good = [(api.text, copy.deepcopy(api.intent)) for api in apis]
             elif code != 0:  # an edit the build refuses: mostly taken back to the last good state (the
                 # refused build is compared all the same), so the sweep goes on from a good state
-                print("    refused: " + " | ".join(line for line in out.splitlines() if "error" in line)[:300])
+                print(
+                    "    refused: " + " | ".join(line for line in out.splitlines() if "error" in line)[:300]
+                )
                 if rng.random() < 0.85:
                     for api, (text, intent) in zip(apis, good, strict=True):
                         api.text, api.intent = text, copy.deepcopy(intent)
@@ -587,7 +676,9 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tools", type=int, default=25, help="intents kept from the draft")
-    parser.add_argument("--kinds", default="", help="comma-separated edit kinds only (e.g. defaults,api,summary)")
+    parser.add_argument(
+        "--kinds", default="", help="comma-separated edit kinds only (e.g. defaults,api,summary)"
+    )
     args = parser.parse_args()
     specs = args.spec or [REAL / name for name in DEFAULT[:1]]
     missing = [s for s in specs if not s.is_file()]

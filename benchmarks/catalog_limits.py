@@ -61,25 +61,56 @@ def check(folder: Path) -> list[dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
         if name.startswith("anthropic"):
             problems = check_anthropic_catalog(data)
-            rows.append({"file": name, "sent": "every entry (tool search)", "entries": len(data),
-                         "limit": ANTHROPIC_MAX_SEARCH_TOOLS, "whole": True,
-                         "within": len(data) <= ANTHROPIC_MAX_SEARCH_TOOLS and not problems,
-                         "violations": len(problems)})
+            rows.append(
+                {
+                    "file": name,
+                    "sent": "every entry (tool search)",
+                    "entries": len(data),
+                    "limit": ANTHROPIC_MAX_SEARCH_TOOLS,
+                    "whole": True,
+                    "within": len(data) <= ANTHROPIC_MAX_SEARCH_TOOLS and not problems,
+                    "violations": len(problems),
+                }
+            )
         elif name.startswith("openai.responses"):
-            rows.append({"file": name, "sent": "top-level entries", "entries": len(data), "limit": OPENAI_MAX_TOOLS,
-                         "whole": True, "within": len(data) <= OPENAI_MAX_TOOLS})
+            rows.append(
+                {
+                    "file": name,
+                    "sent": "top-level entries",
+                    "entries": len(data),
+                    "limit": OPENAI_MAX_TOOLS,
+                    "whole": True,
+                    "within": len(data) <= OPENAI_MAX_TOOLS,
+                }
+            )
         elif name in POOLS:
             _, limit, checker = POOLS[name]
             catalog = upfront(folder, name)
             view = catalog.sent
             problems = checker(view, max_tools=None)
-            rows.append({"file": name, "sent": "eager entries and search_tools" if catalog.searching else "every entry",
-                         "entries": len(view), "limit": limit, "whole": False,
-                         "within": len(view) <= limit and not problems, "violations": len(problems)})
+            rows.append(
+                {
+                    "file": name,
+                    "sent": "eager entries and search_tools" if catalog.searching else "every entry",
+                    "entries": len(view),
+                    "limit": limit,
+                    "whole": False,
+                    "within": len(view) <= limit and not problems,
+                    "violations": len(problems),
+                }
+            )
         elif name == "mcp.json":
             up = sum(1 for e in data if e.get("name") not in deferred) + (1 if deferred else 0)
-            rows.append({"file": name, "sent": "tools/list: eager tools and search_tools", "entries": up,
-                         "limit": None, "whole": False, "within": True})
+            rows.append(
+                {
+                    "file": name,
+                    "sent": "tools/list: eager tools and search_tools",
+                    "entries": up,
+                    "limit": None,
+                    "whole": False,
+                    "within": True,
+                }
+            )
     return rows
 
 
@@ -94,8 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for row in rows:
             limit = f"{row['limit']:,}" if row["limit"] is not None else "none"
-            print(f"{row['file']}: {row['entries']:,} sent ({row['sent']}), limit {limit}: "
-                  f"{'within' if row['within'] else 'OVER'}")
+            print(
+                f"{row['file']}: {row['entries']:,} sent ({row['sent']}), limit {limit}: "
+                f"{'within' if row['within'] else 'OVER'}"
+            )
     return 1 if any(row["whole"] and not row["within"] for row in rows) else 0
 
 

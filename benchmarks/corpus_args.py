@@ -80,7 +80,7 @@ def _string(schema: Mapping[str, Any], name: str) -> str:
     lo = schema.get("minLength")
     hi = schema.get("maxLength")
     if isinstance(lo, int) and len(value) < lo:
-        value = (value * (lo // max(len(value), 1) + 1))[:max(lo, 1)]
+        value = (value * (lo // max(len(value), 1) + 1))[: max(lo, 1)]
     if isinstance(hi, int) and len(value) > hi:
         value = value[:hi]
     pattern = schema.get("pattern")
@@ -104,9 +104,19 @@ def _from_regex(pattern: str, lo: int | None, hi: int | None) -> str:
         return (lo is None or len(s) >= lo) and (hi is None or len(s) <= hi) and s.isascii() and "\n" not in s
 
     try:  # the first fitting string, derandomised; no shrinking (it costs seconds and adds nothing here)
-        return str(find(st.from_regex(pattern), fits,
-                        settings=settings(database=None, derandomize=True, max_examples=400, phases=[Phase.generate],
-                                          suppress_health_check=list(HealthCheck))))
+        return str(
+            find(
+                st.from_regex(pattern),
+                fits,
+                settings=settings(
+                    database=None,
+                    derandomize=True,
+                    max_examples=400,
+                    phases=[Phase.generate],
+                    suppress_health_check=list(HealthCheck),
+                ),
+            )
+        )
     except Exception as exc:
         raise ArgumentError(f"no string matches pattern {pattern!r}: {type(exc).__name__}") from exc
 
@@ -126,8 +136,12 @@ def _number(schema: Mapping[str, Any], integer: bool) -> int | float:
     step = _num(schema, "multipleOf")
 
     def fits(v: float) -> bool:
-        return ((lo is None or v >= lo) and (hi is None or v <= hi) and (xlo is None or v > xlo)
-                and (xhi is None or v < xhi))
+        return (
+            (lo is None or v >= lo)
+            and (hi is None or v <= hi)
+            and (xlo is None or v > xlo)
+            and (xhi is None or v < xhi)
+        )
 
     low = max((b for b in (lo, xlo) if b is not None), default=None)
     high = min((b for b in (hi, xhi) if b is not None), default=None)
@@ -139,8 +153,12 @@ def _number(schema: Mapping[str, Any], integer: bool) -> int | float:
             if fits(v) and (not integer or float(v).is_integer()):
                 return int(v) if integer else v
     if integer:
-        first = math.floor(low) + 1 if low is not None and (not fits(low) or not float(low).is_integer()) else low
-        candidate = int(first) if first is not None else (1 if high is None or high >= 1 else math.ceil(high) - 1)
+        first = (
+            math.floor(low) + 1 if low is not None and (not fits(low) or not float(low).is_integer()) else low
+        )
+        candidate = (
+            int(first) if first is not None else (1 if high is None or high >= 1 else math.ceil(high) - 1)
+        )
         while not fits(candidate) and high is not None and candidate < high:
             candidate += 1
         return candidate
@@ -207,8 +225,10 @@ def _enum_member(schema: Mapping[str, Any], root: Mapping[str, Any], enum: list[
     members = [e for e in enum if e is not None] or [None]
     fitting = [e for e in members if _fits({k: v for k, v in schema.items() if k != "enum"}, root, e)]
     if not fitting:
-        raise ArgumentError(f"no member of the enum {_short(enum)} fits the rest of the schema "
-                            f"(type {schema.get('type')!r}): no value is valid")
+        raise ArgumentError(
+            f"no member of the enum {_short(enum)} fits the rest of the schema "
+            f"(type {schema.get('type')!r}): no value is valid"
+        )
     return fitting[0]
 
 
@@ -224,8 +244,15 @@ def _given_value(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
     return None
 
 
-def _branch_value(schema: Mapping[str, Any], root: Mapping[str, Any], mode: str, depth: int, name: str,
-                  key: str, branches: list[Any]) -> Any:
+def _branch_value(
+    schema: Mapping[str, Any],
+    root: Mapping[str, Any],
+    mode: str,
+    depth: int,
+    name: str,
+    key: str,
+    branches: list[Any],
+) -> Any:
     """A value of one of the `key` (``anyOf``/``oneOf``) `branches`: the first the whole schema takes,
     trying the first non-null branch first; else the first value a branch gives."""
     base = {k: v for k, v in schema.items() if k != key}
@@ -246,8 +273,7 @@ def _branch_value(schema: Mapping[str, Any], root: Mapping[str, Any], mode: str,
     raise ArgumentError(f"no branch of {key} gives a valid value")
 
 
-def _merged_all_of(schema: Mapping[str, Any], root: Mapping[str, Any],
-                   all_of: list[Any]) -> dict[str, Any]:
+def _merged_all_of(schema: Mapping[str, Any], root: Mapping[str, Any], all_of: list[Any]) -> dict[str, Any]:
     """`schema` with its ``allOf`` parts merged in: properties and required names joined, the first
     value of any other keyword kept."""
     whole: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
@@ -274,8 +300,9 @@ def _kind(schema: Mapping[str, Any]) -> Any:
     return kind
 
 
-def _object_value(schema: Mapping[str, Any], root: Mapping[str, Any], mode: str,
-                  depth: int) -> dict[str, Any]:
+def _object_value(
+    schema: Mapping[str, Any], root: Mapping[str, Any], mode: str, depth: int
+) -> dict[str, Any]:
     """An object: the required properties (every property in mode ``"full"`` above `_MAX_DEPTH`),
     then entries until ``minProperties``."""
     declared = schema.get("properties")
@@ -299,8 +326,9 @@ def _object_value(schema: Mapping[str, Any], root: Mapping[str, Any], mode: str,
     return out
 
 
-def _array_value(schema: Mapping[str, Any], root: Mapping[str, Any], mode: str, depth: int,
-                 name: str) -> list[Any]:
+def _array_value(
+    schema: Mapping[str, Any], root: Mapping[str, Any], mode: str, depth: int, name: str
+) -> list[Any]:
     """An array of one item at least (below `_MAX_DEPTH`), within ``minItems``/``maxItems``, its items
     made distinct when ``uniqueItems`` asks for more than one."""
     items = schema.get("items", {})
@@ -334,7 +362,9 @@ def schema_errors(schema: Mapping[str, Any], value: Any) -> list[str]:
     ``pointer: message`` lines; empty when valid."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
     out = []
     for e in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
         out.append(f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}")

@@ -54,8 +54,11 @@ class Prism:
         self.port = _free_port()
         self.log = log
         with log.open("w", encoding="utf-8") as out:
-            self.proc = subprocess.Popen([prism, "mock", str(spec), "-p", str(self.port), "-h", "127.0.0.1"],
-                                         stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [prism, "mock", str(spec), "-p", str(self.port), "-h", "127.0.0.1"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
 
     def ready(self, timeout: float) -> tuple[str | None, str]:
         """``(base_url, "")`` once Prism listens, else ``(None, reason)``: one line of its output."""
@@ -83,7 +86,9 @@ class Prism:
 
 
 def _strip_prism_log(line: str) -> str:
-    return re.sub(r"^\[[^\]]*\]\s*›\s*(\[[A-Z ]+\]\s*)?\S*\s*(error|fatal)?\s*", "", line.strip(), flags=re.IGNORECASE)
+    return re.sub(
+        r"^\[[^\]]*\]\s*›\s*(\[[A-Z ]+\]\s*)?\S*\s*(error|fatal)?\s*", "", line.strip(), flags=re.IGNORECASE
+    )
 
 
 def _excerpt(value: Any, limit: int = 300) -> Any:
@@ -102,7 +107,9 @@ class Capture:
         self.request = self.response = None
 
     def on_request(self, request: Any) -> None:  # a redirect followed is not the operation's own exchange
-        self.request = request if self.request is None or request.url.path == self.request.url.path else self.request
+        self.request = (
+            request if self.request is None or request.url.path == self.request.url.path else self.request
+        )
 
     def on_response(self, response: Any) -> None:
         response.read()
@@ -124,8 +131,9 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def response_conformance(spec: Mapping[str, Any], row: Mapping[str, Any], status: int, ctype: str,
-                         body: Any) -> tuple[bool | None, str | None, bool | None]:
+def response_conformance(
+    spec: Mapping[str, Any], row: Mapping[str, Any], status: int, ctype: str, body: Any
+) -> tuple[bool | None, str | None, bool | None]:
     """Whether `body` (Prism's JSON answer) fits the spec's own schema for this operation's `status`
     response and media type, checked by openapi-schema-validator (OAS 3.0 or 3.1 rules, formats
     asserted as the runtime asserts them): ``(fits, first violation, whether the spec gives an example
@@ -145,8 +153,14 @@ def response_conformance(spec: Mapping[str, Any], row: Mapping[str, Any], status
             return None, None, None
         path, method = found[0], str(row["operation"]["method"]).lower()
         responses = found[1]["responses"]
-        key = next((k for k in (str(status), f"{str(status)[0]}XX", f"{str(status)[0]}xx", "default")
-                    if k in responses), None)
+        key = next(
+            (
+                k
+                for k in (str(status), f"{str(status)[0]}XX", f"{str(status)[0]}xx", "default")
+                if k in responses
+            ),
+            None,
+        )
         if key is None:
             return None, None, None
         pointer = f"#/paths/{_escape(path)}/{method}/responses/{_escape(key)}"
@@ -160,21 +174,29 @@ def response_conformance(spec: Mapping[str, Any], row: Mapping[str, Any], status
             response = target
         content = response.get("content") or {}
         media = ctype.split(";")[0].strip().lower()
-        chosen = next((m for m in content if m.lower() == media), None) or next(
-            (m for m in content if m.endswith("/*") and media.startswith(m[:-1])), None) or next(
-            (m for m in content if "json" in m.lower()), None)
+        chosen = (
+            next((m for m in content if m.lower() == media), None)
+            or next((m for m in content if m.endswith("/*") and media.startswith(m[:-1])), None)
+            or next((m for m in content if "json" in m.lower()), None)
+        )
         if chosen is None or "schema" not in content[chosen]:
             return None, None, None
         media_object = content[chosen]
         top = media_object["schema"]
-        from_example = bool(media_object.get("example") is not None or media_object.get("examples")
-                            or (isinstance(top, Mapping) and top.get("example") is not None))
+        from_example = bool(
+            media_object.get("example") is not None
+            or media_object.get("examples")
+            or (isinstance(top, Mapping) and top.get("example") is not None)
+        )
         root = {k: v for k, v in spec.items() if k != "$ref"}
         root["$ref"] = f"{pointer}/content/{_escape(chosen)}/schema"
         oas31 = str(spec.get("openapi", "")).startswith("3.1")
         # formats asserted as the runtime asserts them (a `date-time` is RFC 3339, as OpenAPI says)
-        validator = (OAS31Validator(root, format_checker=oas31_format_checker) if oas31
-                     else OAS30Validator(root, format_checker=oas30_format_checker))
+        validator = (
+            OAS31Validator(root, format_checker=oas31_format_checker)
+            if oas31
+            else OAS30Validator(root, format_checker=oas30_format_checker)
+        )
         errors = list(validator.iter_errors(body))
     except Exception as exc:  # noqa: BLE001 - an unreadable schema: say so, do not judge
         return None, f"not checked: {type(exc).__name__}", from_example
@@ -200,15 +222,21 @@ def spec_operation(spec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str
     if isinstance(item, Mapping) and isinstance(item.get(method), Mapping):
         return str(op["path"]), item[method]
     for path, item in paths.items():
-        if isinstance(item, Mapping) and isinstance(item.get(method), Mapping) \
-                and item[method].get("operationId") == op.get("id"):
+        if (
+            isinstance(item, Mapping)
+            and isinstance(item.get(method), Mapping)
+            and item[method].get("operationId") == op.get("id")
+        ):
             return str(path), item[method]
     return None
 
 
 def _declared(responses: Any) -> dict[str, Any]:  # the Observation's declared response keys
     keys = tuple(sorted(str(k) for k in responses)) if isinstance(responses, Mapping) else ()
-    return {"declared": keys, "declares_success": not isinstance(responses, Mapping) or any(k[0] == "2" for k in keys)}
+    return {
+        "declared": keys,
+        "declares_success": not isinstance(responses, Mapping) or any(k[0] == "2" for k in keys),
+    }
 
 
 class ToolCalls:
@@ -234,11 +262,18 @@ class ToolCalls:
                 secrets[auth["secret"]] = "corpus-user:corpus-secret" if basic else "corpus-secret-token"
         self.spec = spec
         self.capture = Capture()
-        hooks: dict[str, list[Callable[..., Any]]] = {"request": [self.capture.on_request],
-                                                      "response": [self.capture.on_response]}
+        hooks: dict[str, list[Callable[..., Any]]] = {
+            "request": [self.capture.on_request],
+            "response": [self.capture.on_response],
+        }
         self.client = httpx.Client(follow_redirects=False, event_hooks=hooks)
-        self.registry = Registry(policy, list(self.catalog.values()), base_url=base_url,
-                                 credentials=StaticCredentials(secrets), http_client=self.client)
+        self.registry = Registry(
+            policy,
+            list(self.catalog.values()),
+            base_url=base_url,
+            credentials=StaticCredentials(secrets),
+            http_client=self.client,
+        )
         self.actor = Actor.of("corpus", scopes)
         self.rows = {r["tool"]: r for r in policy["tools"]}
         self.calls: list[dict[str, Any]] = []
@@ -247,14 +282,23 @@ class ToolCalls:
         self.registry.close()
         self.client.close()
 
-    def call(self, tool: str, args: dict[str, Any] | None, example: str, argen_error: str | None = None,
-             approval: Approval | None = None) -> dict[str, Any]:
+    def call(
+        self,
+        tool: str,
+        args: dict[str, Any] | None,
+        example: str,
+        argen_error: str | None = None,
+        approval: Approval | None = None,
+    ) -> dict[str, Any]:
         """Call `tool` with `args` (the argument example named `example`; none when `argen_error` says
         why none could be made), record the call in `calls` and return its dict."""
         self.capture.reset()
         found = spec_operation(self.spec, row := self.rows[tool])
-        obs = lib.Observation(argen_error=argen_error, route=found[0] if found else None,
-                              **_declared(found[1].get("responses") if found else None))
+        obs = lib.Observation(
+            argen_error=argen_error,
+            route=found[0] if found else None,
+            **_declared(found[1].get("responses") if found else None),
+        )
         entry: dict[str, Any] = {"tool": tool, "mode": row["mode"], "example": example}
         started = time.perf_counter()
         if argen_error is None:
@@ -272,8 +316,14 @@ class ToolCalls:
         self.calls.append(entry)
         return entry
 
-    def _send(self, tool: str, args: dict[str, Any] | None, approval: Approval | None, obs: lib.Observation,
-              entry: dict[str, Any]) -> None:
+    def _send(
+        self,
+        tool: str,
+        args: dict[str, Any] | None,
+        approval: Approval | None,
+        obs: lib.Observation,
+        entry: dict[str, Any],
+    ) -> None:
         """`Registry.call`: its result into `obs`; an internal error's or a raise's exception into `entry`."""
         try:
             res = self.registry.call(tool, args, actor=self.actor, approval=approval)
@@ -291,10 +341,13 @@ class ToolCalls:
         """The request the runtime sent (an excerpt; the headers httpx adds left out)."""
         req = self.capture.request
         obs.sent_type = req.headers.get("content-type")
-        return {"method": req.method, "url": _excerpt(str(req.url), 200),
-                "headers": sorted(k for k in req.headers if k.lower() not in _HTTPX_DEFAULTS),
-                "content_type": req.headers.get("content-type"),
-                "body": _excerpt(req.content.decode("utf-8", "replace"), 200) if req.content else None}
+        return {
+            "method": req.method,
+            "url": _excerpt(str(req.url), 200),
+            "headers": sorted(k for k in req.headers if k.lower() not in _HTTPX_DEFAULTS),
+            "content_type": req.headers.get("content-type"),
+            "body": _excerpt(req.content.decode("utf-8", "replace"), 200) if req.content else None,
+        }
 
     def _received(self, row: Mapping[str, Any], obs: lib.Observation, entry: dict[str, Any]) -> None:
         """Prism's answer into `obs` and `entry` (``received``): its violations, and the spec's own
@@ -314,7 +367,8 @@ class ToolCalls:
             entry["received"]["answer_violations"] = answer_violations[:5]
         if 200 <= resp.status_code < 300 and (not result.get("ok") or result.get("warnings")) and is_json:
             obs.body_conforms, obs.body_violation, obs.from_example = response_conformance(
-                self.spec, row, resp.status_code, ctype, obs.body)
+                self.spec, row, resp.status_code, ctype, obs.body
+            )
             entry["spec_check"] = obs.body_violation or ("fits" if obs.body_conforms else "not checked")
             entry["spec_example"] = obs.from_example
 
@@ -325,8 +379,11 @@ class ToolCalls:
         cursor = (self.rows[tool].get("pagination") or {}).get("cursor_arg")
         if cursor and cursor in schema.get("properties", {}):
             # the cursor is the runtime's own (it issues and signs it): a caller only passes one back
-            schema = {**schema, "properties": {k: v for k, v in schema["properties"].items() if k != cursor},
-                      "required": [r for r in schema.get("required", []) if r != cursor]}
+            schema = {
+                **schema,
+                "properties": {k: v for k, v in schema["properties"].items() if k != cursor},
+                "required": [r for r in schema.get("required", []) if r != cursor],
+            }
         out: list[tuple[str, dict[str, Any] | None, str | None]] = []
         seen: list[Any] = []
         for mode in ("required", "full"):
@@ -357,8 +414,10 @@ class ToolCalls:
     def call_records(self, records: int, rel: str, deadline: float) -> None:
         """`records` record tools of the spec at `rel` (a deterministic sample), each run preview ->
         approve -> record; none started after `deadline`."""
-        record_tools = sorted((t for t in self.rows if self.rows[t]["mode"] == "record"),
-                              key=lambda t: lib.sample_order(rel + "#" + t))[:records]
+        record_tools = sorted(
+            (t for t in self.rows if self.rows[t]["mode"] == "record"),
+            key=lambda t: lib.sample_order(rel + "#" + t),
+        )[:records]
         for tool in sorted(record_tools):
             if time.monotonic() > deadline:
                 break
@@ -416,8 +475,9 @@ def _result_fields(result: Mapping[str, Any], entry: dict[str, Any]) -> None:
         entry["warnings"] = [_excerpt(w, 300) for w in result["warnings"][:3]]
 
 
-def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: int, rel: str,
-               deadline: float) -> list[dict[str, Any]]:
+def call_tools(
+    gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: int, rel: str, deadline: float
+) -> list[dict[str, Any]]:
     """Every read and preview tool (two argument examples when they differ), and `records` record
     tools (preview -> approve -> record), through `Registry.call`; one dict per call."""
     tool_calls = ToolCalls(gen_dir, spec, base_url)
@@ -440,16 +500,30 @@ def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], work
     env = {**os.environ}
     for row in policy["tools"]:
         for auth in row.get("auth") or []:
-            env[auth["secret"]] = "corpus-user:corpus-secret" if auth.get("kind") == "basic" else "corpus-secret-token"
+            env[auth["secret"]] = (
+                "corpus-user:corpus-secret" if auth.get("kind") == "basic" else "corpus-secret-token"
+            )
     # a next page's cursor was issued (and signed) by the in-process registry: not replayable elsewhere
-    picks = [c for c in calls if c["mode"] == "read" and c.get("args") and c["outcome"] != "argen_failed"
-             and c["example"] != "next-page"]
+    picks = [
+        c
+        for c in calls
+        if c["mode"] == "read"
+        and c.get("args")
+        and c["outcome"] != "argen_failed"
+        and c["example"] != "next-page"
+    ]
     picks = sorted(picks, key=lambda c: c["outcome"] != "conforms")[:3]
     picks_args = []
     for c in picks:
         try:
-            picks_args.append((c["tool"], json.loads(c["args"]), (c.get("error") or {}).get("code"),
-                               bool(c.get("warnings"))))
+            picks_args.append(
+                (
+                    c["tool"],
+                    json.loads(c["args"]),
+                    (c.get("error") or {}).get("code"),
+                    bool(c.get("warnings")),
+                )
+            )
         except ValueError:
             continue
     common = ["--scopes", ",".join(scopes) or "", "--base-url", base_url, "--receipts", "memory://"]
@@ -462,15 +536,23 @@ def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], work
             res = await client.call_tool(tool, args)
             err = (res.structured_content or {}).get("error") if res.is_error else None
             code = (err or {}).get("code")
-            out["calls"].append({"tool": tool, "ok": not res.is_error, "code": code, "same": code == expected,
-                                 "warned_in_process": warned})
+            out["calls"].append(
+                {
+                    "tool": tool,
+                    "ok": not res.is_error,
+                    "code": code,
+                    "same": code == expected,
+                    "warned_in_process": warned,
+                }
+            )
         return out
 
     async def stdio() -> dict[str, Any]:
         from mcp import Client, StdioServerParameters
 
-        params = StdioServerParameters(command=toolgen[0], args=[*toolgen[1:], "serve", str(gen_dir), *common],
-                                       env=env, cwd=str(workdir))
+        params = StdioServerParameters(
+            command=toolgen[0], args=[*toolgen[1:], "serve", str(gen_dir), *common], env=env, cwd=str(workdir)
+        )
         with anyio.fail_after(120):
             async with Client(params) as client:
                 return await exercise(client)
@@ -485,13 +567,20 @@ def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], work
 
     def http() -> dict[str, Any]:
         port = _free_port()
-        proc = subprocess.Popen([*toolgen, "serve", str(gen_dir), *common, "--http", f"127.0.0.1:{port}",
-                                 "--no-auth"], cwd=workdir, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [*toolgen, "serve", str(gen_dir), *common, "--http", f"127.0.0.1:{port}", "--no-auth"],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert proc.stderr is not None
             line = ""
-            while True:  # the server prints its warnings, then the bound address (the run's timeout bounds this)
+            while (
+                True
+            ):  # the server prints its warnings, then the bound address (the run's timeout bounds this)
                 line = proc.stderr.readline()
                 if "serving MCP on" in line or not line:
                     break

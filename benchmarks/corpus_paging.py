@@ -62,8 +62,11 @@ class DynamicPrism(corpus_calls.Prism):
         self.port = corpus_calls._free_port()
         self.log = log
         with log.open("w", encoding="utf-8") as out:
-            self.proc = subprocess.Popen([prism, "mock", "-d", str(spec), "-p", str(self.port), "-h", "127.0.0.1"],
-                                         stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [prism, "mock", "-d", str(spec), "-p", str(self.port), "-h", "127.0.0.1"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
 
 
 def _position(request: Any, pagination: Mapping[str, Any]) -> str | None:
@@ -83,13 +86,21 @@ def walk(gen_dir: Path, base_url: str) -> list[dict[str, Any]]:
 
     policy = json.loads((gen_dir / "policy.json").read_text(encoding="utf-8"))
     catalog = {t["name"]: t for t in json.loads((gen_dir / "mcp.json").read_text(encoding="utf-8"))}
-    secrets = {a["secret"]: "corpus-user:corpus-secret" if a.get("kind") == "basic" else "corpus-secret-token"
-               for r in policy["tools"] for a in r.get("auth") or []}
+    secrets = {
+        a["secret"]: "corpus-user:corpus-secret" if a.get("kind") == "basic" else "corpus-secret-token"
+        for r in policy["tools"]
+        for a in r.get("auth") or []
+    }
     scopes = {s for r in policy["tools"] for s in r.get("permission") or []}
     capture = corpus_calls.Capture()
     client = httpx.Client(event_hooks={"request": [capture.on_request], "response": [capture.on_response]})
-    registry = Registry(policy, list(catalog.values()), base_url=base_url, credentials=StaticCredentials(secrets),
-                        http_client=client)
+    registry = Registry(
+        policy,
+        list(catalog.values()),
+        base_url=base_url,
+        credentials=StaticCredentials(secrets),
+        http_client=client,
+    )
     actor = Actor.of("corpus", scopes)
     out: list[dict[str, Any]] = []
     try:
@@ -104,13 +115,18 @@ def walk(gen_dir: Path, base_url: str) -> list[dict[str, Any]]:
     return out
 
 
-def _walk_one(registry: Any, actor: Any, capture: Any, row: Mapping[str, Any],
-              schema: Mapping[str, Any]) -> dict[str, Any]:
+def _walk_one(
+    registry: Any, actor: Any, capture: Any, row: Mapping[str, Any], schema: Mapping[str, Any]
+) -> dict[str, Any]:
     pagination = row["pagination"]
     cursor_arg = pagination.get("cursor_arg") or "cursor"
     size_arg = pagination.get("page_size_arg") or "page_size"
-    entry: dict[str, Any] = {"tool": row["tool"], "style": pagination.get("style"),
-                             "param": pagination.get("cursor_param"), "next": pagination.get("next_field")}
+    entry: dict[str, Any] = {
+        "tool": row["tool"],
+        "style": pagination.get("style"),
+        "param": pagination.get("cursor_param"),
+        "next": pagination.get("next_field"),
+    }
     props = {k: v for k, v in schema.get("properties", {}).items() if k not in (cursor_arg, size_arg)}
     try:
         required = [r for r in schema.get("required", []) if r in props]
@@ -136,8 +152,13 @@ def _walk_one(registry: Any, actor: Any, capture: Any, row: Mapping[str, Any],
             after = _position(capture.request, pagination) if capture.request is not None else None
             cursor = second.result.get("next_cursor")
             if after != before or not cursor or within >= WITHIN:
-                return {**entry, "outcome": "moved" if after != before else "not_moved", "first": _short(before),
-                        "second": _short(after), "parts_of_the_first_page": within}
+                return {
+                    **entry,
+                    "outcome": "moved" if after != before else "not_moved",
+                    "first": _short(before),
+                    "second": _short(after),
+                    "parts_of_the_first_page": within,
+                }
             within += 1
     return {**entry, "outcome": "no_next_page", "cause": _why_no_next(capture, pagination)}
 
@@ -155,13 +176,22 @@ def _why_no_next(capture: Any, pagination: Mapping[str, Any]) -> str:
     field = pagination.get("next_field")
     style = pagination.get("style")
     if style == "link" and not field:
-        return "Link header: " + ("none in the answer" if "link" not in response.headers else
-                                  f"no rel=next URL of the mock's origin ({_short(response.headers['link'])})")
+        return "Link header: " + (
+            "none in the answer"
+            if "link" not in response.headers
+            else f"no rel=next URL of the mock's origin ({_short(response.headers['link'])})"
+        )
     if field and is_json:
         value = lib_get(body, str(field))
         if style == "link":
-            return f"next URL {_short(value)!r} is not on the mock's origin" if value else "next URL null or absent"
-        return f"next value {_short(value)!r}" if value not in (None, "") else "next value null, empty or absent"
+            return (
+                f"next URL {_short(value)!r} is not on the mock's origin"
+                if value
+                else "next URL null or absent"
+            )
+        return (
+            f"next value {_short(value)!r}" if value not in (None, "") else "next value null, empty or absent"
+        )
     if pagination.get("has_more_field") and is_json:
         return f"has-more flag {lib_get(body, str(pagination['has_more_field']))!r}"
     return "a short page (fewer items than asked for)"
@@ -216,29 +246,51 @@ def report(results: list[dict[str, Any]], meta: Mapping[str, Any], out: Path) ->
     walks = [dict(w, spec=r["path"]) for r in results for w in r.get("walks", [])]
     outcomes = Counter(w["outcome"] for w in walks)
     failed = [{"path": r["path"], "why": r["failed"]} for r in results if "failed" in r]
-    summary = {"specs": len(results), "paginated_tools": len(walks), "outcomes": dict(outcomes),
-               "specs_failed": failed}
-    lines = ["# Paging against Prism (dynamic mode): does the cursor move?", "",
-             f"Run: {meta['selection']}; {meta['when']}; {meta['seconds']:.0f} s. Regenerate: `{meta['command']}`.",
-             f"Versions: {', '.join(f'{k} {v}' for k, v in meta['versions'].items())}.", "",
-             (f"{len(walks)} drafted paginations in {len(results)} specs (every pagination `toolgen init` drafted, "
-              "built unchanged). A walk is two pages: the first at the smallest page size, then the page its "
-              "`next_cursor` names; `moved` means the second request differs from the first in the paging "
-              "parameter (the whole URL for a link walk)."), "",
-             "| outcome | paginated tools |", "|---|---|"]
+    summary = {
+        "specs": len(results),
+        "paginated_tools": len(walks),
+        "outcomes": dict(outcomes),
+        "specs_failed": failed,
+    }
+    lines = [
+        "# Paging against Prism (dynamic mode): does the cursor move?",
+        "",
+        f"Run: {meta['selection']}; {meta['when']}; {meta['seconds']:.0f} s. Regenerate: `{meta['command']}`.",
+        f"Versions: {', '.join(f'{k} {v}' for k, v in meta['versions'].items())}.",
+        "",
+        (
+            f"{len(walks)} drafted paginations in {len(results)} specs (every pagination `toolgen init` drafted, "
+            "built unchanged). A walk is two pages: the first at the smallest page size, then the page its "
+            "`next_cursor` names; `moved` means the second request differs from the first in the paging "
+            "parameter (the whole URL for a link walk)."
+        ),
+        "",
+        "| outcome | paginated tools |",
+        "|---|---|",
+    ]
     lines += [f"| {o} | {n} |" for o, n in outcomes.most_common()]
-    lines += ["", "| spec | tool | style | parameter | outcome | first → second, or cause |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| spec | tool | style | parameter | outcome | first → second, or cause |",
+        "|---|---|---|---|---|---|",
+    ]
     for w in walks:
         what = f"`{w.get('first')}` → `{w.get('second')}`" if "second" in w else str(w.get("cause", ""))
-        lines.append(f"| `{w['spec']}` | {w['tool']} | {w['style']} | {w.get('param') or w.get('next') or ''} | "
-                     f"{w['outcome']} | {corpus_report._md(what)[:200]} |")
+        lines.append(
+            f"| `{w['spec']}` | {w['tool']} | {w['style']} | {w.get('param') or w.get('next') or ''} | "
+            f"{w['outcome']} | {corpus_report._md(what)[:200]} |"
+        )
     none = [r["path"] for r in results if not r.get("walks") and "failed" not in r]
-    lines += ["", f"Specs whose draft has no pagination: {len(none)} ({', '.join(f'`{p}`' for p in none) or '-'})."]
+    lines += [
+        "",
+        f"Specs whose draft has no pagination: {len(none)} ({', '.join(f'`{p}`' for p in none) or '-'}).",
+    ]
     lines += [f"- `{f['path']}` failed: {corpus_report._md(f['why'])[:300]}" for f in failed]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "walks": walks}, indent=1)
-                                        + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(
+        json.dumps({"meta": meta, "summary": summary, "walks": walks}, indent=1) + "\n", encoding="utf-8"
+    )
     return summary
 
 
@@ -264,12 +316,18 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for rel in chosen:
         results.append(run_spec(rel, corpus_dir, prism, a.timeout))
-        print(f"corpus_paging: {rel}: {Counter(w['outcome'] for w in results[-1].get('walks', []))}"
-              + (f" FAILED {results[-1]['failed'][:200]}" if "failed" in results[-1] else ""), file=sys.stderr)
-    meta = {"selection": f"the CI slice ({len(chosen)} specs)" if a.ci else f"{len(chosen)} chosen specs",
-            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": time.monotonic() - started,
-            "command": "python benchmarks/corpus_paging.py " + ("--ci" if a.ci else f"--only {a.only}"),
-            "versions": corpus.versions(prism)}
+        print(
+            f"corpus_paging: {rel}: {Counter(w['outcome'] for w in results[-1].get('walks', []))}"
+            + (f" FAILED {results[-1]['failed'][:200]}" if "failed" in results[-1] else ""),
+            file=sys.stderr,
+        )
+    meta = {
+        "selection": f"the CI slice ({len(chosen)} specs)" if a.ci else f"{len(chosen)} chosen specs",
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "seconds": time.monotonic() - started,
+        "command": "python benchmarks/corpus_paging.py " + ("--ci" if a.ci else f"--only {a.only}"),
+        "versions": corpus.versions(prism),
+    }
     summary = report(results, meta, a.out)
     print(f"corpus_paging: {summary['paginated_tools']} paginated tools: {summary['outcomes']}")
     return 1 if summary["outcomes"].get("not_moved") else 0

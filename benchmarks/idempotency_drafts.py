@@ -47,15 +47,22 @@ import corpuslib as lib
 
 RESULTS = REPO / "benchmarks" / "results"
 DEFAULT_CORPUS = Path(os.environ.get("TOOLGEN_CORPUS_CACHE", Path.home() / ".cache" / "toolgen-corpus")) / (
-    f"{lib.PACKAGE}-{lib.VERSION}-dev")
+    f"{lib.PACKAGE}-{lib.VERSION}-dev"
+)
 WRITES = ("post", "put", "patch", "delete")
 MENTIONS = re.compile(r"idempoten|dedup|de-duplicat|deduplicat", re.IGNORECASE)
 
 
 # -- the oracle: the raw document, read on its own -------------------------------------------------
 
+
 def _deref(node: Any, root: dict[str, Any], depth: int = 0) -> Any:
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/") and depth < 20:
+    while (
+        isinstance(node, dict)
+        and isinstance(node.get("$ref"), str)
+        and node["$ref"].startswith("#/")
+        and depth < 20
+    ):
         target: Any = root
         for part in node["$ref"][2:].split("/"):
             part = part.replace("~1", "/").replace("~0", "~")
@@ -84,7 +91,9 @@ def _mentions(name: str, node: Any) -> bool:
     idempotent, a time to live of deduplication data) is not a key."""
     schema = node.get("schema", node) if isinstance(node, dict) else None
     kind = schema.get("type") if isinstance(schema, dict) else None
-    if kind not in (None, "string") or (isinstance(schema, dict) and ("properties" in schema or "allOf" in schema)):
+    if kind not in (None, "string") or (
+        isinstance(schema, dict) and ("properties" in schema or "allOf" in schema)
+    ):
         return False  # an object (with or without `type: object`), an array, a number
     text = node.get("description") if isinstance(node, dict) else None
     return bool(MENTIONS.search(name) or (isinstance(text, str) and MENTIONS.search(text)))
@@ -104,8 +113,11 @@ def oracle(root: dict[str, Any]) -> dict[tuple[str, str], set[str]]:
             places: set[str] = set()
             for param in list(item.get("parameters") or []) + list(op.get("parameters") or []):
                 param = _deref(param, root)
-                if isinstance(param, dict) and param.get("in") in ("header", "query") and \
-                        _mentions(str(param.get("name", "")), param):
+                if (
+                    isinstance(param, dict)
+                    and param.get("in") in ("header", "query")
+                    and _mentions(str(param.get("name", "")), param)
+                ):
                     places.add(f"{param['in']}:{param['name']}")
             body = _deref(op.get("requestBody"), root)
             content = body.get("content") if isinstance(body, dict) else None
@@ -120,6 +132,7 @@ def oracle(root: dict[str, Any]) -> dict[tuple[str, str], set[str]]:
 
 
 # -- the draft -------------------------------------------------------------------------------------
+
 
 def _right(send_as: str, places: set[str]) -> bool:
     where, _, name = send_as.partition(":")
@@ -151,13 +164,21 @@ def measure(spec: Path, rel: str) -> dict[str, Any]:
         os.chdir(tmp)
         try:
             doc = load_spec(spec, sink=DiagnosticSink())
-            result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                      command="toolgen init", decisions=False)
+            result = draft_intent_map(
+                doc,
+                api="api",
+                spec_ref=str(spec),
+                out=Path("draft.yaml"),
+                command="toolgen init",
+                decisions=False,
+            )
             ops = list_operations(doc)
         except Exception as exc:  # noqa: BLE001 - any failure of init is a result (a cause of misses)
             row["init"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-            row["ops"] = [{"op": f"{m} {p}", "places": sorted(pl), "drafted": None, "cause": "init failed"}
-                          for (m, p), pl in sorted(keyed.items())]
+            row["ops"] = [
+                {"op": f"{m} {p}", "places": sorted(pl), "drafted": None, "cause": "init failed"}
+                for (m, p), pl in sorted(keyed.items())
+            ]
             return row
         finally:
             os.chdir(cwd)
@@ -211,9 +232,15 @@ def _measure_apart(corpus: Path, rel: str, timeout: float) -> dict[str, Any]:
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
     except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
         cause = "init timed out" if isinstance(exc, subprocess.TimeoutExpired) else "init failed"
-        return {"spec": rel, "keyed": len(keyed), "init": cause,
-                "ops": [{"op": f"{m} {p}", "places": sorted(pl), "drafted": None, "cause": cause}
-                        for (m, p), pl in sorted(keyed.items())]}
+        return {
+            "spec": rel,
+            "keyed": len(keyed),
+            "init": cause,
+            "ops": [
+                {"op": f"{m} {p}", "places": sorted(pl), "drafted": None, "cause": cause}
+                for (m, p), pl in sorted(keyed.items())
+            ],
+        }
 
 
 #: Places the oracle reads as keys that, on reading the spec text after a run, are not a key the
@@ -223,7 +250,7 @@ JUDGED_NOT_KEYS = {
     "tombstoneTtl": "a duration: how long Cloud Tasks keeps deleted task names to deduplicate them",
     "seqno": "a per-transaction sequence number that must increase from request to request",
     "ExternalUserId": "the attendee's identity in the caller's system (the description also calls it an "
-                      "idempotency token): a value the model must give, not one to hide",
+    "idempotency token): a value the model must give, not one to hide",
 }
 
 
@@ -248,13 +275,17 @@ def _report(rows: list[dict[str, Any]], scanned: int, seconds: float, skipped: l
         "|---|---|",
         f"| specs with a keyed write (oracle) | {sum(1 for r in rows if r.get('keyed'))} |",
         f"| keyed write operations | {len(ops)} |",
-        (f"| ... first place the oracle found: header / query / body | {places['header']} / {places['query']} / "
-         f"{places['body']} |"),
+        (
+            f"| ... first place the oracle found: header / query / body | {places['header']} / {places['query']} / "
+            f"{places['body']} |"
+        ),
         f"| drafted with the API's `send_as` | {len(right)} ({share:.1f}%) |",
         f"| ... of them with `honoured_by_api: true` | {sum(1 for o in right if o.get('honoured'))} |",
         f"| init failures | {sum(1 for r in rows if r.get('init'))} |",
-        (f"| seconds drafting, summed over the specs (one at a time, 2 shared cores) | "
-        f"{sum(float(r.get('seconds') or 0) for r in rows):.0f} |"),
+        (
+            f"| seconds drafting, summed over the specs (one at a time, 2 shared cores) | "
+            f"{sum(float(r.get('seconds') or 0) for r in rows):.0f} |"
+        ),
         "",
         "## Misses by cause",
         "",
@@ -262,21 +293,40 @@ def _report(rows: list[dict[str, Any]], scanned: int, seconds: float, skipped: l
         "|---|---|",
     ]
     lines += [f"| {cause} | {n} |" for cause, n in causes.most_common()] or ["| (none) | 0 |"]
-    judged = [o for o in ops if o["cause"] is not None
-              and all(p.split(":", 1)[1] in JUDGED_NOT_KEYS for p in o["places"])]
+    judged = [
+        o
+        for o in ops
+        if o["cause"] is not None and all(p.split(":", 1)[1] in JUDGED_NOT_KEYS for p in o["places"])
+    ]
     if judged:
         kept = len(ops) - len(judged)
-        lines += ["", ("Judged after the run (reading the spec text; `JUDGED_NOT_KEYS` in the script): "
-                  f"{len(judged)} of the misses are places the oracle misreads as keys. Without them, "
-                  f"{len(right)} of {kept} ({100.0 * len(right) / kept:.1f}%) are drafted with the API's `send_as`."),
-                  ""]
-        lines += [f"- `{name}`: {why}" for name, why in JUDGED_NOT_KEYS.items()
-                  if any(name == p.split(":", 1)[1] for o in judged for p in o["places"])]
-    lines += ["", "## Every miss", "", "| spec | operation | oracle's places | drafted | cause |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            (
+                "Judged after the run (reading the spec text; `JUDGED_NOT_KEYS` in the script): "
+                f"{len(judged)} of the misses are places the oracle misreads as keys. Without them, "
+                f"{len(right)} of {kept} ({100.0 * len(right) / kept:.1f}%) are drafted with the API's `send_as`."
+            ),
+            "",
+        ]
+        lines += [
+            f"- `{name}`: {why}"
+            for name, why in JUDGED_NOT_KEYS.items()
+            if any(name == p.split(":", 1)[1] for o in judged for p in o["places"])
+        ]
+    lines += [
+        "",
+        "## Every miss",
+        "",
+        "| spec | operation | oracle's places | drafted | cause |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         for o in r.get("ops", []):
             if o["cause"] is not None:
-                lines.append(f"| {r['spec']} | `{o['op']}` | {', '.join(o['places'])} | {o['drafted']} | {o['cause']} |")
+                lines.append(
+                    f"| {r['spec']} | `{o['op']}` | {', '.join(o['places'])} | {o['drafted']} | {o['cause']} |"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -287,8 +337,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", action="store_true")
     parser.add_argument("--timeout", type=float, default=600, help="seconds for one spec's draft")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # one spec, in this process
-    parser.add_argument("--rows", type=Path, default=DEFAULT_CORPUS.parent / "results" / "idempotency_drafts",
-                        help="where each spec's row is kept and taken from on a rerun")
+    parser.add_argument(
+        "--rows",
+        type=Path,
+        default=DEFAULT_CORPUS.parent / "results" / "idempotency_drafts",
+        help="where each spec's row is kept and taken from on a rerun",
+    )
     parser.add_argument("--fresh", action="store_true", help="measure every spec again")
     parser.add_argument("--skip", nargs="*", default=[], help="specs left out (named in the report)")
     args = parser.parse_args(argv)
@@ -313,17 +367,22 @@ def main(argv: list[str] | None = None) -> int:
             kept.write_text(json.dumps(row, sort_keys=True), encoding="utf-8")
         if row.get("keyed"):
             rows.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "ops"}
-                             | {"right": sum(1 for o in row["ops"] if o["cause"] is None), "of": len(row["ops"])}),
-                  flush=True)
+            print(
+                json.dumps(
+                    {k: v for k, v in row.items() if k != "ops"}
+                    | {"right": sum(1 for o in row["ops"] if o["cause"] is None), "of": len(row["ops"])}
+                ),
+                flush=True,
+            )
     seconds = time.perf_counter() - started
     text = _report(rows, len(rels), seconds, skipped)
     print(text)
     if args.save:
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "idempotency_drafts.md").write_text(text, encoding="utf-8")
-        (RESULTS / "idempotency_drafts.json").write_text(json.dumps(rows, indent=1, sort_keys=True) + "\n",
-                                                         encoding="utf-8")
+        (RESULTS / "idempotency_drafts.json").write_text(
+            json.dumps(rows, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
     return 0
 
 

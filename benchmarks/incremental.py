@@ -65,12 +65,20 @@ def _toolgen(args: list[str], env: dict[str, str], cwd: Path, expect: int = 0) -
     """One `toolgen` run in a fresh process: wall and CPU seconds (its children included)."""
     load = os.getloadavg()[0]
     cpu, start = _cpu(), time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "toolgen", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=False, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgen", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=3600,
+    )
     wall, cpu = time.perf_counter() - start, _cpu() - cpu
     if proc.returncode != expect:
-        raise RuntimeError(f"toolgen {' '.join(args)} exited {proc.returncode}, expected {expect}:\n"
-                           f"{proc.stderr[-3000:]}")
+        raise RuntimeError(
+            f"toolgen {' '.join(args)} exited {proc.returncode}, expected {expect}:\n{proc.stderr[-3000:]}"
+        )
     _LAST_STDERR[:] = [proc.stderr]
     return {"wall": round(wall, 2), "cpu": round(cpu, 2), "load": round(load, 1)}
 
@@ -88,8 +96,11 @@ def _first_operation(spec: dict[str, Any]) -> tuple[str, str]:
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def _last_get(spec: dict[str, Any]) -> str:
@@ -104,10 +115,12 @@ def _last_get(spec: dict[str, Any]) -> str:
 
 
 def _intent_map(operation: str, description: str) -> str:
-    return ('toolgen: 1\nspec: spec.json\napi: {name: github}\n'
-            f'tools:\n  bench_tool:\n    operation: {json.dumps(operation)}\n    effect: read\n'
-            f'    description: {json.dumps(description)}\n'
-            'include: [{match: "*", toolset: from_tag}]\n')
+    return (
+        "toolgen: 1\nspec: spec.json\napi: {name: github}\n"
+        f"tools:\n  bench_tool:\n    operation: {json.dumps(operation)}\n    effect: read\n"
+        f"    description: {json.dumps(description)}\n"
+        'include: [{match: "*", toolset: from_tag}]\n'
+    )
 
 
 def _median(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -128,8 +141,12 @@ def run(spec_file: Path, workers: str | None, reps: int = 1) -> list[tuple[str, 
         (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
         explicit = _last_get(spec)
         (tmp / "api.yaml").write_text(_intent_map(explicit, "Read one thing."), encoding="utf-8")
-        env = {**os.environ, "TOOLGEN_CACHE": "1", "TOOLGEN_CACHE_DIR": str(tmp / "cache"),
-               "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "TOOLGEN_CACHE": "1",
+            "TOOLGEN_CACHE_DIR": str(tmp / "cache"),
+            "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")]),
+        }
         env.pop("TOOLGEN_WORKERS", None)
         if workers is not None:
             env["TOOLGEN_WORKERS"] = workers
@@ -146,11 +163,20 @@ def run(spec_file: Path, workers: str | None, reps: int = 1) -> list[tuple[str, 
             (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
             steps.setdefault("rebuild, one description edited", []).append(_toolgen(build, env, tmp))
             steps.setdefault("--check after it", []).append(_toolgen([*build, "--check"], env, tmp))
-            (tmp / "api.yaml").write_text(_intent_map(explicit, f"Read one thing, edited {rep}."), encoding="utf-8")
+            (tmp / "api.yaml").write_text(
+                _intent_map(explicit, f"Read one thing, edited {rep}."), encoding="utf-8"
+            )
             steps.setdefault("rebuild, one description edited in the intent map", []).append(
-                _toolgen(build, env, tmp))
+                _toolgen(build, env, tmp)
+            )
             operation.setdefault("parameters", []).append(
-                {"name": f"toolgen_bench_{rep}", "in": "query", "required": False, "schema": {"type": "string"}})
+                {
+                    "name": f"toolgen_bench_{rep}",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string"},
+                }
+            )
             (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
             steps.setdefault("rebuild, one schema edited", []).append(_toolgen(build, env, tmp))
         rows += [(label, _median(runs)) for label, runs in steps.items()]
@@ -182,20 +208,30 @@ def run_draft(spec_file: Path, reps: int) -> tuple[list[tuple[str, dict[str, flo
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         shutil.copy(spec_file, tmp / spec_file.name)
-        env = {**os.environ, "TOOLGEN_CACHE": "1", "TOOLGEN_CACHE_DIR": str(tmp / "cache"),
-               "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "TOOLGEN_CACHE": "1",
+            "TOOLGEN_CACHE_DIR": str(tmp / "cache"),
+            "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")]),
+        }
         env.pop("TOOLGEN_WORKERS", None)
         _toolgen(["init", spec_file.name, "--name", "api"], env, tmp)
         intent = tmp / "intent_maps" / "api.yaml"
         nocache = ["build", "-q", "--no-cache", "--project", "cold.yaml"]
-        (tmp / "cold.yaml").write_text("toolgen: 1\napis:\n  - name: api\n    intent_map: intent_maps/api.yaml\n"
-                                       "    out: cold\n", encoding="utf-8")
+        (tmp / "cold.yaml").write_text(
+            "toolgen: 1\napis:\n  - name: api\n    intent_map: intent_maps/api.yaml\n    out: cold\n",
+            encoding="utf-8",
+        )
         rows.append(("cold, no cache", _toolgen(nocache, env, tmp)))
         cold = _LAST_STDERR[0]
-        size = {"tools": json.loads((tmp / "cold" / "policy.json").read_bytes())["tools"].__len__(),
-                "findings": sum(("warning[" in line or "error[" in line) and not line.startswith("    hint:")
-                                for line in cold.splitlines()),
-                "lines": len(intent.read_text(encoding="utf-8").splitlines())}
+        size = {
+            "tools": json.loads((tmp / "cold" / "policy.json").read_bytes())["tools"].__len__(),
+            "findings": sum(
+                ("warning[" in line or "error[" in line) and not line.startswith("    hint:")
+                for line in cold.splitlines()
+            ),
+            "lines": len(intent.read_text(encoding="utf-8").splitlines()),
+        }
         rows.append(("cold, empty cache", _toolgen(["build", "-q"], env, tmp)))
         steps: dict[str, list[dict[str, float]]] = {}
 
@@ -218,25 +254,38 @@ def run_draft(spec_file: Path, reps: int) -> tuple[list[tuple[str, dict[str, flo
     return rows, size
 
 
-def draft_section(results: dict[str, tuple[list[tuple[str, dict[str, float]]], dict[str, int]]], reps: int) -> str:
+def draft_section(
+    results: dict[str, tuple[list[tuple[str, dict[str, float]]], dict[str, int]]], reps: int
+) -> str:
     """The results file's section on `toolgen init`'s drafts (`run_draft` of each spec)."""
     load = os.getloadavg()
     lines = [
-        DRAFT_HEADING, "",
-        (f"`python benchmarks/incremental.py --draft --spec SPEC` (the spec's `toolgen init` draft, built as "
-         "the project `init` writes, the worker process as by default; every step `toolgen build -q` in a "
-         "fresh process, toolgen's bytecode compiled beforehand). Measured "
-         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
-         f"{platform.python_implementation()} {platform.python_version()}, shared and busy (load average "
-         f"{load[0]:.1f} at the end; each row gives the median load when its runs started). CPU seconds are "
-         "user + system of the process and its children; rows after the first two are medians of "
-         f"{reps} rounds (the range in brackets), each round giving the first tool a new description. "
-         "Every cached step printed the findings of a `--no-cache` build of the same inputs, text and order "
-         "(checked by the script), and the files equal its files byte for byte."), "",
+        DRAFT_HEADING,
+        "",
+        (
+            f"`python benchmarks/incremental.py --draft --spec SPEC` (the spec's `toolgen init` draft, built as "
+            "the project `init` writes, the worker process as by default; every step `toolgen build -q` in a "
+            "fresh process, toolgen's bytecode compiled beforehand). Measured "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+            f"{platform.python_implementation()} {platform.python_version()}, shared and busy (load average "
+            f"{load[0]:.1f} at the end; each row gives the median load when its runs started). CPU seconds are "
+            "user + system of the process and its children; rows after the first two are medians of "
+            f"{reps} rounds (the range in brackets), each round giving the first tool a new description. "
+            "Every cached step printed the findings of a `--no-cache` build of the same inputs, text and order "
+            "(checked by the script), and the files equal its files byte for byte."
+        ),
+        "",
     ]
     for spec, (rows, size) in results.items():
-        lines += [(f"**{spec}**: {size['tools']:,} tools, {size['findings']:,} findings, a draft of "
-                   f"{size['lines']:,} lines."), "", "| step | wall s | CPU s | load |", "|---|---:|---:|---:|"]
+        lines += [
+            (
+                f"**{spec}**: {size['tools']:,} tools, {size['findings']:,} findings, a draft of "
+                f"{size['lines']:,} lines."
+            ),
+            "",
+            "| step | wall s | CPU s | load |",
+            "|---|---:|---:|---:|",
+        ]
         lines += [f"| {label} | {row['wall']} | {_cpu_cell(row)} | {row['load']} |" for label, row in rows]
         lines.append("")
     return "\n".join(lines)
@@ -252,7 +301,7 @@ def _write_section(section: str) -> None:
     if DRAFT_HEADING in text:
         start = text.index(DRAFT_HEADING)
         nxt = text.find("\n## ", start + len(DRAFT_HEADING))
-        text = text[:start] + section + ("\n" + text[nxt + 1:] if nxt >= 0 else "")
+        text = text[:start] + section + ("\n" + text[nxt + 1 :] if nxt >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     RESULTS.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
@@ -268,15 +317,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(REPO)}")
-    parser.add_argument("--settings", choices=("both", "one", "default"), default="both",
-                        help="one: TOOLGEN_WORKERS=0 only; default: the worker process only")
-    parser.add_argument("--reps", type=int, default=5,
-                        help="rounds of steps 3-7 (each edits again); the table gives medians")
-    parser.add_argument("--draft", action="store_true",
-                        help="build `toolgen init`'s draft of each --spec (repeatable) instead: the section "
-                             f"{DRAFT_HEADING!r} of the results file")
-    parser.add_argument("--draft-spec", type=Path, action="append", default=[],
-                        help="with --draft, a further spec (e.g. Stripe's)")
+    parser.add_argument(
+        "--settings",
+        choices=("both", "one", "default"),
+        default="both",
+        help="one: TOOLGEN_WORKERS=0 only; default: the worker process only",
+    )
+    parser.add_argument(
+        "--reps", type=int, default=5, help="rounds of steps 3-7 (each edits again); the table gives medians"
+    )
+    parser.add_argument(
+        "--draft",
+        action="store_true",
+        help="build `toolgen init`'s draft of each --spec (repeatable) instead: the section "
+        f"{DRAFT_HEADING!r} of the results file",
+    )
+    parser.add_argument(
+        "--draft-spec",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --draft, a further spec (e.g. Stripe's)",
+    )
     args = parser.parse_args(argv)
     if not args.spec.is_file():
         raise SystemExit(f"spec not found: {args.spec}")
@@ -296,23 +358,27 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# The build loop with the build cache",
         "",
-        (f"`python benchmarks/incremental.py` on `{args.spec.name}` with an include-everything intent map "
-        "(one toolset per tag, one explicit intent); every step is `toolgen build` in a fresh process "
-        "(imports included, toolgen's bytecode compiled beforehand as an installed package has it). "
-        f"Measured {time.strftime('%Y-%m-%d', time.gmtime())}. "
-        f"Machine: {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}, "
-        f"shared and busy while measured (load average {load[0]:.1f} at the end): wall seconds are "
-        "several times the CPU seconds; CPU seconds (the process and its worker) say more. "
-        f"Steps 3 to 7 ran {args.reps} rounds in turn (each round edits again): their figures are medians, "
-        "the CPU seconds' range in brackets."),
+        (
+            f"`python benchmarks/incremental.py` on `{args.spec.name}` with an include-everything intent map "
+            "(one toolset per tag, one explicit intent); every step is `toolgen build` in a fresh process "
+            "(imports included, toolgen's bytecode compiled beforehand as an installed package has it). "
+            f"Measured {time.strftime('%Y-%m-%d', time.gmtime())}. "
+            f"Machine: {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}, "
+            f"shared and busy while measured (load average {load[0]:.1f} at the end): wall seconds are "
+            "several times the CPU seconds; CPU seconds (the process and its worker) say more. "
+            f"Steps 3 to 7 ran {args.reps} rounds in turn (each round edits again): their figures are medians, "
+            "the CPU seconds' range in brackets."
+        ),
         "",
         "| step | " + " | ".join(f"{name}: wall s | CPU s | load" for name in results) + " |",
         "|---|" + "---:|---:|---:|" * len(results),
     ]
     steps = [label for label, _ in next(iter(results.values()))]
     for i, label in enumerate(steps):
-        cells = " | ".join(f"{rows[i][1]['wall']} | {_cpu_cell(rows[i][1])} | {rows[i][1]['load']}"
-                           for rows in results.values())
+        cells = " | ".join(
+            f"{rows[i][1]['wall']} | {_cpu_cell(rows[i][1])} | {rows[i][1]['load']}"
+            for rows in results.values()
+        )
         lines.append(f"| {label} | {cells} |")
     lines += ["", "Every rebuild's files equal a `--no-cache` build's byte for byte (checked by the script)."]
     text = "\n".join(lines) + "\n"

@@ -47,6 +47,7 @@ DEFAULT_CORPUS = REPO.parent / "cache" / "corpus-dev"
 RESULTS = REPO / "benchmarks" / "results"
 EMIT = "openai,anthropic,mcp,policy"
 
+
 def corpus_specs(corpus: Path) -> list[Path]:
     """Every spec file of the corpus (``api/**/*.json|yaml``), sorted by path."""
     root = corpus / "api"
@@ -74,8 +75,15 @@ def _run(args: list[str], cwd: Path, timeout: float, python_path: str | None) ->
         env["PYTHONPATH"] = python_path
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, "-m", "toolgen", *args], check=False, cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolgen", *args],
+            check=False,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return -1, "timeout", time.perf_counter() - t0
     return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - t0
@@ -86,7 +94,9 @@ def gate_one(spec: Path, label: str, timeout: float, python_path: str | None) ->
     row: dict[str, Any] = {"spec": label}
     with tempfile.TemporaryDirectory(prefix="init-drafts-") as tmp:
         cwd = Path(tmp)
-        rc, out, secs = _run(["init", str(spec), "--out", "draft.yaml", "--no-project"], cwd, timeout, python_path)
+        rc, out, secs = _run(
+            ["init", str(spec), "--out", "draft.yaml", "--no-project"], cwd, timeout, python_path
+        )
         row["init"] = rc
         row["seconds"] = round(secs, 1)
         if rc != 0:
@@ -96,14 +106,20 @@ def gate_one(spec: Path, label: str, timeout: float, python_path: str | None) ->
         # left-out operations: one `why:` line each (before: one `#   OPERATION: reason` line each)
         listed = text.split("# Operations left out", 1)[1] if "# Operations left out" in text else ""
         row["left_out"] = text.count("\n#   why: ") or listed.count("\n#   ")
-        rc, out, secs = _run(["lint", "--strict", "--format", "json", "draft.yaml"], cwd, timeout, python_path)
+        rc, out, secs = _run(
+            ["lint", "--strict", "--format", "json", "draft.yaml"], cwd, timeout, python_path
+        )
         row["lint_strict"] = rc
         try:
-            report = json.loads(out[out.index("{"):]) if "{" in out else {}
+            report = json.loads(out[out.index("{") :]) if "{" in out else {}
         except ValueError:
             report = {}
-        row["lint_errors"] = dict(Counter(f["code"] for f in report.get("findings", []) if f.get("severity") == "error"))
-        rc, out, secs = _run(["build", "draft.yaml", "--out", "gen", "-q", "--emit", EMIT], cwd, timeout, python_path)
+        row["lint_errors"] = dict(
+            Counter(f["code"] for f in report.get("findings", []) if f.get("severity") == "error")
+        )
+        rc, out, secs = _run(
+            ["build", "draft.yaml", "--out", "gen", "-q", "--emit", EMIT], cwd, timeout, python_path
+        )
         row["build"] = rc
         row["seconds"] = round(row["seconds"] + secs, 1)
     return row
@@ -130,8 +146,9 @@ def gate(args: argparse.Namespace) -> int:
     if args.save:
         RESULTS.mkdir(exist_ok=True)
         stem = RESULTS / f"init_drafts{args.save_suffix}"
-        stem.with_suffix(".json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n",
-                                             encoding="utf-8")
+        stem.with_suffix(".json").write_text(
+            json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n", encoding="utf-8"
+        )
     return 0
 
 
@@ -143,11 +160,14 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         errors: Counter[str] = Counter()
         for r in drafted:
             errors.update({code: 1 for code in r.get("lint_errors", {})})
-        out[group] = {"specs": len(mine), "drafted": len(drafted),
-                      "lint_strict_pass": sum(1 for r in drafted if r.get("lint_strict") == 0),
-                      "build_pass": sum(1 for r in drafted if r.get("build") == 0),
-                      "both_pass": sum(1 for r in drafted if r.get("lint_strict") == 0 and r.get("build") == 0),
-                      "specs_failing_strict_by_rule": dict(errors.most_common())}
+        out[group] = {
+            "specs": len(mine),
+            "drafted": len(drafted),
+            "lint_strict_pass": sum(1 for r in drafted if r.get("lint_strict") == 0),
+            "build_pass": sum(1 for r in drafted if r.get("build") == 0),
+            "both_pass": sum(1 for r in drafted if r.get("lint_strict") == 0 and r.get("build") == 0),
+            "specs_failing_strict_by_rule": dict(errors.most_common()),
+        }
     return out
 
 
@@ -176,12 +196,17 @@ def _at_mark(finding: dict[str, Any], draft: str, lines: list[str]) -> bool:
     """Is the finding located in the draft on a `# decide [RULE]` line of its own rule?"""
     where = finding.get("location") or {}
     line = where.get("line")
-    return (where.get("file") == draft and isinstance(line, int) and 0 < line <= len(lines)
-            and lines[line - 1].lstrip().startswith(f"# decide [{finding['code']}]"))
+    return (
+        where.get("file") == draft
+        and isinstance(line, int)
+        and 0 < line <= len(lines)
+        and lines[line - 1].lstrip().startswith(f"# decide [{finding['code']}]")
+    )
 
 
-def _marked(finding: dict[str, Any], blocks: dict[str, list[str]], marks: list[str], draft: str,
-            lines: list[str]) -> bool:
+def _marked(
+    finding: dict[str, Any], blocks: dict[str, list[str]], marks: list[str], draft: str, lines: list[str]
+) -> bool:
     """Does a `# decide [RULE]` mark carry this lint finding: above its intent (or above ``tools:`` for
     the whole map) when lint locates it in the draft, naming its ``file:line:col`` when in the spec."""
     code, where = finding["code"], finding.get("location") or {}
@@ -190,7 +215,11 @@ def _marked(finding: dict[str, Any], blocks: dict[str, list[str]], marks: list[s
     if where.get("file") == draft and _at_mark(finding, draft, lines):
         return True
     if where.get("file") == draft:
-        owner = "tools" if pointer in ("", "/tools", "/toolsets") else pointer.split("/")[2].replace("~1", "/").replace("~0", "~")
+        owner = (
+            "tools"
+            if pointer in ("", "/tools", "/toolsets")
+            else pointer.split("/")[2].replace("~1", "/").replace("~0", "~")
+        )
         return any(m.startswith(tag) for m in blocks.get(owner, []))
     at = f"{where.get('file')}:{where.get('line')}:{where.get('col')}"
     return any(m.startswith(tag) and at in m for m in marks)
@@ -214,17 +243,26 @@ def strict_one(spec: Path, label: str) -> dict[str, Any]:
             try:
                 doc = load_spec(spec, sink=sink)
                 try:
-                    result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                              command="toolgen init", spec_diagnostics=sink.items)
+                    result = draft_intent_map(
+                        doc,
+                        api="api",
+                        spec_ref=str(spec),
+                        out=Path("draft.yaml"),
+                        command="toolgen init",
+                        spec_diagnostics=sink.items,
+                    )
                 except TypeError:  # a source tree from before `spec_diagnostics` (a base commit)
-                    result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                              command="toolgen init")
+                    result = draft_intent_map(
+                        doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"), command="toolgen init"
+                    )
             except (DiagnosticError, RecursionError, ValueError) as exc:
                 row["init"] = type(exc).__name__
                 return row
             Path("draft.yaml").write_text(result.text, encoding="utf-8")
             settings = LintSettings()
-            found = apply_severity(lint_target(LintTarget(Path("draft.yaml")), settings).findings, settings, strict=True)
+            found = apply_severity(
+                lint_target(LintTarget(Path("draft.yaml")), settings).findings, settings, strict=True
+            )
             errors = [d.to_json() for d in found if d.severity == "error"]
             blocks, marks = _mark_blocks(result.text)
         finally:
@@ -233,7 +271,9 @@ def strict_one(spec: Path, label: str) -> dict[str, Any]:
     row["intents"] = result.intents
     row["lint_errors"] = dict(Counter(f["code"] for f in errors))
     lines = result.text.split("\n")
-    row["unmarked"] = dict(Counter(f["code"] for f in errors if not _marked(f, blocks, marks, "draft.yaml", lines)))
+    row["unmarked"] = dict(
+        Counter(f["code"] for f in errors if not _marked(f, blocks, marks, "draft.yaml", lines))
+    )
     row["off_mark"] = sum(1 for f in errors if not _at_mark(f, "draft.yaml", lines))
     row["marks"] = len(marks)
     return row
@@ -254,22 +294,29 @@ def strict(args: argparse.Namespace) -> int:
         row = strict_one(spec, label)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    groups = {"real": [r for r in rows if r["spec"].startswith("real/")],
-              **{f"corpus {h}": [r for r in rows if r["spec"].startswith("corpus/") and half(r["spec"]) == h]
-                 for h in ("tune", "check")}}
+    groups = {
+        "real": [r for r in rows if r["spec"].startswith("real/")],
+        **{
+            f"corpus {h}": [r for r in rows if r["spec"].startswith("corpus/") and half(r["spec"]) == h]
+            for h in ("tune", "check")
+        },
+    }
     summary = {}
     for name, mine in groups.items():
         drafted = [r for r in mine if r.get("init") == 0]
         by_rule: Counter[str] = Counter()
         for r in drafted:
             by_rule.update({code: 1 for code in r["lint_errors"]})
-        summary[name] = {"specs": len(mine), "drafted": len(drafted),
-                         "lint_strict_pass": sum(1 for r in drafted if not r["lint_errors"]),
-                         "findings": sum(sum(r["lint_errors"].values()) for r in drafted),
-                         "findings_unmarked": sum(sum(r["unmarked"].values()) for r in drafted),
-                         "findings_not_at_a_mark": sum(r.get("off_mark", 0) for r in drafted),
-                         "marks": sum(r["marks"] for r in drafted),
-                         "specs_failing_by_rule": dict(by_rule.most_common())}
+        summary[name] = {
+            "specs": len(mine),
+            "drafted": len(drafted),
+            "lint_strict_pass": sum(1 for r in drafted if not r["lint_errors"]),
+            "findings": sum(sum(r["lint_errors"].values()) for r in drafted),
+            "findings_unmarked": sum(sum(r["unmarked"].values()) for r in drafted),
+            "findings_not_at_a_mark": sum(r.get("off_mark", 0) for r in drafted),
+            "marks": sum(r["marks"] for r in drafted),
+            "specs_failing_by_rule": dict(by_rule.most_common()),
+        }
     print(json.dumps(summary, indent=1))
     return 0
 

@@ -55,7 +55,8 @@ def free_port() -> int:
 
 def token_check(entries: int, rounds: int = 20_000) -> float:
     verifier = StaticTokenVerifier(
-        StaticToken(bytes.fromhex(token_sha256(f"t-{n}")), f"a{n}", ("s",)) for n in range(entries))
+        StaticToken(bytes.fromhex(token_sha256(f"t-{n}")), f"a{n}", ("s",)) for n in range(entries)
+    )
     start = time.perf_counter()
     for _ in range(rounds):
         verifier.lookup(f"t-{entries - 1}")
@@ -63,13 +64,19 @@ def token_check(entries: int, rounds: int = 20_000) -> float:
 
 
 async def measure(url: str, base_url: str, calls: int) -> dict[str, list[float]]:
-    registry = Registry.from_dir(REPO / "generated" / "tickets", base_url=base_url, receipts=MemoryReceiptStore(),
-                                 credentials=StaticCredentials({"TICKETS_TOKEN": TICKETS_TOKEN}))
+    registry = Registry.from_dir(
+        REPO / "generated" / "tickets",
+        base_url=base_url,
+        receipts=MemoryReceiptStore(),
+        credentials=StaticCredentials({"TICKETS_TOKEN": TICKETS_TOKEN}),
+    )
     times: dict[str, list[float]] = {}
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http, \
-            Client(streamable_http_client(url, http_client=http), cache=None) as modern, \
-            Client(streamable_http_client(url, http_client=http), cache=None, mode="legacy") as legacy, \
-            Client(build_server(registry, Actor.of("bench", ["ticket:read"])), cache=None) as inproc:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), cache=None) as modern,
+        Client(streamable_http_client(url, http_client=http), cache=None, mode="legacy") as legacy,
+        Client(build_server(registry, Actor.of("bench", ["ticket:read"])), cache=None) as inproc,
+    ):
         sides: dict[str, Any] = {"http 2026-07-28": modern, "http 2025-11-25": legacy, "in-process": inproc}
         for _ in range(calls):
             for name, client in sides.items():
@@ -93,16 +100,36 @@ def main() -> None:
     api_port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         tokens = Path(tmp) / "tokens.yaml"
-        tokens.write_text(f"tokens:\n  - actor: bench\n    sha256: {token_sha256(TOKEN)}\n    scopes: [ticket:read]\n")
+        tokens.write_text(
+            f"tokens:\n  - actor: bench\n    sha256: {token_sha256(TOKEN)}\n    scopes: [ticket:read]\n"
+        )
         tokens.chmod(0o600)
-        api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server",
-                                "--port", str(api_port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        api = subprocess.Popen(
+            [sys.executable, "-m", "toolgen.testing.tickets_server", "--port", str(api_port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         base_url = f"http://127.0.0.1:{api_port}/v1"
         env = dict(os.environ, TICKETS_TOKEN=TICKETS_TOKEN)
-        serve = subprocess.Popen([str(Path(sys.executable).parent / "toolgen"), "serve", "tickets", "--http",
-                                  "127.0.0.1:0", "--tokens", str(tokens), "--base-url", base_url,
-                                  "--receipts", "memory://"], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
+        serve = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "toolgen"),
+                "serve",
+                "tickets",
+                "--http",
+                "127.0.0.1:0",
+                "--tokens",
+                str(tokens),
+                "--base-url",
+                base_url,
+                "--receipts",
+                "memory://",
+            ],
+            cwd=REPO,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             url = None
             assert serve.stderr is not None

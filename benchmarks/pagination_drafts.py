@@ -40,22 +40,74 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, os.environ.get("TOOLGEN_SRC", str(REPO / "generator")))  # a snapshot of the source, if given
+sys.path.insert(
+    0, os.environ.get("TOOLGEN_SRC", str(REPO / "generator"))
+)  # a snapshot of the source, if given
 import corpuslib as lib
 
 RESULTS = REPO / "benchmarks" / "results"
 
 # -- the oracle ------------------------------------------------------------------------------------
 
-_POSITION_EXACT = frozenset({"page", "pagenumber", "pageno", "pagenum", "pageindex", "offset", "skip", "start",
-                             "startindex", "startat", "after", "before", "startingafter", "endingbefore", "since",
-                             "until", "from", "p", "pg", "scrollid", "sinceid", "maxid", "beforeid", "afterid",
-                             "startkey", "exclusivestartkey", "lastkey"})
+_POSITION_EXACT = frozenset(
+    {
+        "page",
+        "pagenumber",
+        "pageno",
+        "pagenum",
+        "pageindex",
+        "offset",
+        "skip",
+        "start",
+        "startindex",
+        "startat",
+        "after",
+        "before",
+        "startingafter",
+        "endingbefore",
+        "since",
+        "until",
+        "from",
+        "p",
+        "pg",
+        "scrollid",
+        "sinceid",
+        "maxid",
+        "beforeid",
+        "afterid",
+        "startkey",
+        "exclusivestartkey",
+        "lastkey",
+    }
+)
 _POSITION_PART = ("cursor", "marker", "continuation", "pagetoken", "nexttoken")
-_ANSWER_EXACT = frozenset({"hasmore", "hasnext", "hasnextpage", "more", "totalpages", "pagecount", "lastpage",
-                           "islastpage", "lastevaluatedkey", "after"})
-_HEADERS = frozenset({"link", "xnextpage", "xnext", "xtotalpages", "xcontinuation", "xnextcursor",
-                      "xpaginationnext", "xpage", "xnexttoken"})
+_ANSWER_EXACT = frozenset(
+    {
+        "hasmore",
+        "hasnext",
+        "hasnextpage",
+        "more",
+        "totalpages",
+        "pagecount",
+        "lastpage",
+        "islastpage",
+        "lastevaluatedkey",
+        "after",
+    }
+)
+_HEADERS = frozenset(
+    {
+        "link",
+        "xnextpage",
+        "xnext",
+        "xtotalpages",
+        "xcontinuation",
+        "xnextcursor",
+        "xpaginationnext",
+        "xpage",
+        "xnexttoken",
+    }
+)
 
 
 def _norm(name: Any) -> str:
@@ -97,7 +149,11 @@ def _is_array(schema: Any, root: Mapping[str, Any]) -> bool:
     if not isinstance(schema, Mapping):
         return False
     kind = schema.get("type")
-    return kind == "array" or (isinstance(kind, list) and "array" in kind) or (kind is None and "items" in schema)
+    return (
+        kind == "array"
+        or (isinstance(kind, list) and "array" in kind)
+        or (kind is None and "items" in schema)
+    )
 
 
 def _answer(op: Mapping[str, Any], root: Mapping[str, Any]) -> tuple[Any, list[str]]:
@@ -111,8 +167,11 @@ def _answer(op: Mapping[str, Any], root: Mapping[str, Any]) -> tuple[Any, list[s
         response = _deref(responses.get(code) if code in responses else responses.get(int(code)), root)
         if not isinstance(response, Mapping):
             continue
-        headers = [str(h) for h in (response.get("headers") or {})] if isinstance(response.get("headers"),
-                                                                                  Mapping) else []
+        headers = (
+            [str(h) for h in (response.get("headers") or {})]
+            if isinstance(response.get("headers"), Mapping)
+            else []
+        )
         content = response.get("content")
         if isinstance(content, Mapping):
             for media, body in content.items():
@@ -141,10 +200,38 @@ def _list_path(schema: Any, root: Mapping[str, Any]) -> str | None:
 #: what may follow or precede ``next`` in the name of a next-page field (``nextLink``,
 #: ``next_page_token``, ``NextMarker``, ``nextUri``); any other word makes it about something else
 #: (Airflow's ``next_dagrun``, ``nextStep``, ``nextPaymentDueDate``): the oracle's one correction
-_NEXT_WORDS = ("", "page", "pagetoken", "token", "cursor", "link", "url", "uri", "href", "marker", "offset", "key",
-               "start", "pageurl", "pagelink", "pagecursor", "pageuri", "pagekey", "pagenumber", "results",
-               "records", "set", "batch", "continuation", "continuationtoken", "startindex", "skip", "id", "item",
-               "streamposition")
+_NEXT_WORDS = (
+    "",
+    "page",
+    "pagetoken",
+    "token",
+    "cursor",
+    "link",
+    "url",
+    "uri",
+    "href",
+    "marker",
+    "offset",
+    "key",
+    "start",
+    "pageurl",
+    "pagelink",
+    "pagecursor",
+    "pageuri",
+    "pagekey",
+    "pagenumber",
+    "results",
+    "records",
+    "set",
+    "batch",
+    "continuation",
+    "continuationtoken",
+    "startindex",
+    "skip",
+    "id",
+    "item",
+    "streamposition",
+)
 
 
 def _next_page_name(n: str) -> bool:
@@ -152,7 +239,10 @@ def _next_page_name(n: str) -> bool:
     if "next" not in n:
         return False
     before, _, after = n.partition("next")
-    return before in ("", "has", "is", "get", "odata", "page", "pages", "paging", "link", "links") and after in _NEXT_WORDS
+    return (
+        before in ("", "has", "is", "get", "odata", "page", "pages", "paging", "link", "links")
+        and after in _NEXT_WORDS
+    )
 
 
 def _answer_signals(schema: Any, root: Mapping[str, Any], skip: str) -> list[str]:
@@ -174,8 +264,20 @@ def _answer_signals(schema: Any, root: Mapping[str, Any], skip: str) -> list[str
 
 
 #: members that hold an answer's paging fields whatever else they hold (``links.more``, ``meta.next``)
-_PAGING_CONTAINERS = frozenset({"links", "link", "meta", "metadata", "paging", "pagination", "pageinfo",
-                                "responsemetadata", "cursors", "navigation"})
+_PAGING_CONTAINERS = frozenset(
+    {
+        "links",
+        "link",
+        "meta",
+        "metadata",
+        "paging",
+        "pagination",
+        "pageinfo",
+        "responsemetadata",
+        "cursors",
+        "navigation",
+    }
+)
 
 
 def _sub_list_signal(signal: str, where: str, schema: Any, root: Mapping[str, Any]) -> bool:
@@ -228,6 +330,7 @@ def pages(op: Mapping[str, Any], path_params: list[Any], root: Mapping[str, Any]
 
 # -- drafting (in a worker) -------------------------------------------------------------------------
 
+
 def _draft_one(rel: str, spec_file: str) -> dict[str, Any]:
     """The paged GET operations of one spec (oracle) and what `toolgen init` drafts for each."""
     import tempfile
@@ -254,8 +357,15 @@ def _draft_one(rel: str, spec_file: str) -> dict[str, Any]:
         doc = load_spec(Path(spec_file), sink=sink)
         api = api_name_from(Path(spec_file).stem)
         with tempfile.TemporaryDirectory() as tmp:
-            result = draft_intent_map(doc, api=api, spec_ref=Path(spec_file).name, out=Path(tmp) / "draft.yaml",
-                                      command="toolgen init", decisions=False, spec_diagnostics=sink.items)
+            result = draft_intent_map(
+                doc,
+                api=api,
+                spec_ref=Path(spec_file).name,
+                out=Path(tmp) / "draft.yaml",
+                command="toolgen init",
+                decisions=False,
+                spec_diagnostics=sink.items,
+            )
     except DiagnosticError as exc:
         return {"path": rel, "paged": [], "refused": str(exc)[:300], "oracle_paged": len(paged)}
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: the same data, ~10 times faster
@@ -268,19 +378,36 @@ def _draft_one(rel: str, spec_file: str) -> dict[str, Any]:
         by_ref[op.key] = (op.method, op.path)
         if op.operation_id and ids[op.operation_id] == 1:
             by_ref[op.operation_id] = (op.method, op.path)
-    drafted = {by_ref.get(str(intent.get("operation"))): intent.get("pagination")
-               for intent in tools.values() if isinstance(intent, Mapping)}
-    effects = {by_ref.get(str(intent.get("operation"))): intent.get("effect")
-               for intent in tools.values() if isinstance(intent, Mapping)}
-    decided = {by_ref.get(str(intent.get("operation"))) for key, intent in tools.items()
-               if isinstance(intent, Mapping) and key in marked}
+    drafted = {
+        by_ref.get(str(intent.get("operation"))): intent.get("pagination")
+        for intent in tools.values()
+        if isinstance(intent, Mapping)
+    }
+    effects = {
+        by_ref.get(str(intent.get("operation"))): intent.get("effect")
+        for intent in tools.values()
+        if isinstance(intent, Mapping)
+    }
+    decided = {
+        by_ref.get(str(intent.get("operation")))
+        for key, intent in tools.items()
+        if isinstance(intent, Mapping) and key in marked
+    }
     rows = []
     for (method, path), signals in sorted(paged.items()):
         pag = drafted.get((method, path))
-        rows.append({"op": f"{method} {path}", **signals, "drafted": (pag or {}).get("style"),
-                     "intent": (method, path) in drafted, "marked": bool(pag) and (method, path) in decided,
-                     "cause": None if pag else _cause(doc, path, signals, (method, path) in drafted,
-                                                      effects.get((method, path)))})
+        rows.append(
+            {
+                "op": f"{method} {path}",
+                **signals,
+                "drafted": (pag or {}).get("style"),
+                "intent": (method, path) in drafted,
+                "marked": bool(pag) and (method, path) in decided,
+                "cause": None
+                if pag
+                else _cause(doc, path, signals, (method, path) in drafted, effects.get((method, path))),
+            }
+        )
     unpaged = sorted(f"{op[0]} {op[1]}" for op, pag in drafted.items() if op and pag and op not in paged)
     return {"path": rel, "paged": rows, "drafted_unpaged": unpaged}
 
@@ -369,6 +496,7 @@ def run(jobs: list[tuple[str, str]], timeout: float) -> list[dict[str, Any]]:
 
 # -- the report ------------------------------------------------------------------------------------
 
+
 def report(results: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[str, Any]:
     rows = [dict(r, spec=res["path"]) for res in results for r in res["paged"]]
     drafted = [r for r in rows if r["drafted"]]
@@ -378,67 +506,108 @@ def report(results: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[str, 
         if not r["drafted"]:
             causes.setdefault(r["cause"], []).append(r)
     failed = [res for res in results if "error" in res or "refused" in res]
-    per_spec = {res["path"]: [len(res["paged"]), sum(1 for r in res["paged"] if r["drafted"])]
-                for res in results if res["paged"]}
+    per_spec = {
+        res["path"]: [len(res["paged"]), sum(1 for r in res["paged"] if r["drafted"])]
+        for res in results
+        if res["paged"]
+    }
     share = len(drafted) / len(rows) if rows else 0.0
     marked = sum(1 for r in drafted if r.get("marked"))
     unpaged = sum(len(res.get("drafted_unpaged") or []) for res in results)
-    unpaged_gets = sum(1 for res in results for op in res.get("drafted_unpaged") or [] if op.startswith("GET "))
-    summary = {"specs": len(results), "specs_with_paged_gets": sum(1 for res in results if res["paged"]),
-               "paged_gets": len(rows), "drafted": len(drafted), "share": round(share, 4),
-               "drafted_marked": marked, "drafted_unpaged": unpaged, "drafted_unpaged_gets": unpaged_gets,
-               "styles": dict(styles.most_common()), "misses_by_cause": {c: len(v) for c, v in causes.items()},
-               "specs_failed": [{"path": f["path"], "why": f.get("error") or f.get("refused")} for f in failed],
-               "per_spec": per_spec}
-    lines = ["# `toolgen init` drafts `pagination:` for paged GET operations", "",
-             f"Run: {meta['selection']}; {meta['when']}; {meta['seconds']:.0f} s. Regenerate: `{meta['command']}`.", "",
-             ("The oracle of \"pages\" is `pages()` in `benchmarks/pagination_drafts.py`: written apart from init's "
-              "detection (its own `$ref` resolution and name lists), it says a GET pages when its 2xx JSON answer "
-              "is a list and its query parameters, its answer or its headers carry any sign of a next page. The "
-              "development half is where init's detection was tuned, so this share is a claim about inputs it "
-              "was made on, not a held-out result."), "",
-             ("Two corrections since the first full run. First: an answer field holding `next` counts only when the rest "
-              "of its name is about a page (`next`, `nextLink`, `next_page_token`, `NextMarker`, `nextUri`, "
-              "`next_stream_position`, `has_next`, ...; `_NEXT_WORDS`). Before, any name holding `next` did, so "
-              "single objects were counted as paged lists for Airflow's `next_dagrun`, Stripe's `next_action`, "
-              "Visma's `nextInvoiceNumber`, Google Compute's `nextHopGateway`, Azure's `nextPaymentDueDate`: "
-              "47 GET operations in 19 development-half specs, 23 of them in `api/microsoft.com/graph-beta.json` "
-              "(which times out, so it counts nowhere) and 24 in specs this run drafts. Second (2026-12-07, "
-              "`_sub_list_signal`): an answer field that pages a list nested in another member than the one "
-              "holding the answer's list no longer counts (Spotify's album `tracks.next` beside its "
-              "`available_markets`, Stripe's invoice `lines.has_more` beside its `account_tax_ids`, Google Books' "
-              "`volumeInfo.pageCount`, a book's page count): those answers are single objects, and no parameter "
-              "of the operation moves that nested list. It takes 17 GET operations out of the paged ones, in 3 "
-              "development-half specs (`api/spotify.com.json` 4, `api/stripe.com.json` 12, "
-              "`api/googleapis.com/books.json` 1), all among the specs this run drafts. No other change to the "
-              "oracle."), "",
-             (f"**{len(drafted)} of {len(rows)} paged GET operations drafted with `pagination:` "
-              f"({100 * share:.1f}%)**, in {summary['specs_with_paged_gets']} of {len(results)} specs. "
-              f"{marked} of the {len(drafted)} carry a `# decide [pagination-undecided]` mark (init drafted "
-              "its likeliest reading and says what a human must check); "
-              f"{len(drafted) - marked} are drafted without one. Besides, {unpaged} operations the oracle "
-              f"does not call paged are drafted with `pagination:`: {unpaged_gets} GETs, and reads by POST "
-              "(`/query`, `list...`), which the oracle does not look at."), "",
-             "| style drafted | operations |", "|---|---|"]
+    unpaged_gets = sum(
+        1 for res in results for op in res.get("drafted_unpaged") or [] if op.startswith("GET ")
+    )
+    summary = {
+        "specs": len(results),
+        "specs_with_paged_gets": sum(1 for res in results if res["paged"]),
+        "paged_gets": len(rows),
+        "drafted": len(drafted),
+        "share": round(share, 4),
+        "drafted_marked": marked,
+        "drafted_unpaged": unpaged,
+        "drafted_unpaged_gets": unpaged_gets,
+        "styles": dict(styles.most_common()),
+        "misses_by_cause": {c: len(v) for c, v in causes.items()},
+        "specs_failed": [{"path": f["path"], "why": f.get("error") or f.get("refused")} for f in failed],
+        "per_spec": per_spec,
+    }
+    lines = [
+        "# `toolgen init` drafts `pagination:` for paged GET operations",
+        "",
+        f"Run: {meta['selection']}; {meta['when']}; {meta['seconds']:.0f} s. Regenerate: `{meta['command']}`.",
+        "",
+        (
+            'The oracle of "pages" is `pages()` in `benchmarks/pagination_drafts.py`: written apart from init\'s '
+            "detection (its own `$ref` resolution and name lists), it says a GET pages when its 2xx JSON answer "
+            "is a list and its query parameters, its answer or its headers carry any sign of a next page. The "
+            "development half is where init's detection was tuned, so this share is a claim about inputs it "
+            "was made on, not a held-out result."
+        ),
+        "",
+        (
+            "Two corrections since the first full run. First: an answer field holding `next` counts only when the rest "
+            "of its name is about a page (`next`, `nextLink`, `next_page_token`, `NextMarker`, `nextUri`, "
+            "`next_stream_position`, `has_next`, ...; `_NEXT_WORDS`). Before, any name holding `next` did, so "
+            "single objects were counted as paged lists for Airflow's `next_dagrun`, Stripe's `next_action`, "
+            "Visma's `nextInvoiceNumber`, Google Compute's `nextHopGateway`, Azure's `nextPaymentDueDate`: "
+            "47 GET operations in 19 development-half specs, 23 of them in `api/microsoft.com/graph-beta.json` "
+            "(which times out, so it counts nowhere) and 24 in specs this run drafts. Second (2026-12-07, "
+            "`_sub_list_signal`): an answer field that pages a list nested in another member than the one "
+            "holding the answer's list no longer counts (Spotify's album `tracks.next` beside its "
+            "`available_markets`, Stripe's invoice `lines.has_more` beside its `account_tax_ids`, Google Books' "
+            "`volumeInfo.pageCount`, a book's page count): those answers are single objects, and no parameter "
+            "of the operation moves that nested list. It takes 17 GET operations out of the paged ones, in 3 "
+            "development-half specs (`api/spotify.com.json` 4, `api/stripe.com.json` 12, "
+            "`api/googleapis.com/books.json` 1), all among the specs this run drafts. No other change to the "
+            "oracle."
+        ),
+        "",
+        (
+            f"**{len(drafted)} of {len(rows)} paged GET operations drafted with `pagination:` "
+            f"({100 * share:.1f}%)**, in {summary['specs_with_paged_gets']} of {len(results)} specs. "
+            f"{marked} of the {len(drafted)} carry a `# decide [pagination-undecided]` mark (init drafted "
+            "its likeliest reading and says what a human must check); "
+            f"{len(drafted) - marked} are drafted without one. Besides, {unpaged} operations the oracle "
+            f"does not call paged are drafted with `pagination:`: {unpaged_gets} GETs, and reads by POST "
+            "(`/query`, `list...`), which the oracle does not look at."
+        ),
+        "",
+        "| style drafted | operations |",
+        "|---|---|",
+    ]
     lines += [f"| {s} | {n} |" for s, n in styles.most_common()]
-    lines += ["", "## Misses by cause", "", "| cause | operations | examples (spec, operation, signals) |",
-              "|---|---|---|"]
+    lines += [
+        "",
+        "## Misses by cause",
+        "",
+        "| cause | operations | examples (spec, operation, signals) |",
+        "|---|---|---|",
+    ]
     for cause, items in sorted(causes.items(), key=lambda kv: -len(kv[1])):
-        ex = "; ".join(f"`{i['spec']}` {i['op']} (params {', '.join(i['params']) or '-'}; answer "
-                       f"{', '.join(i['answer'][:3]) or '-'}; headers {', '.join(i['headers']) or '-'})"
-                       for i in items[:3])
+        ex = "; ".join(
+            f"`{i['spec']}` {i['op']} (params {', '.join(i['params']) or '-'}; answer "
+            f"{', '.join(i['answer'][:3]) or '-'}; headers {', '.join(i['headers']) or '-'})"
+            for i in items[:3]
+        )
         lines.append(f"| {cause} | {len(items)} | {ex.replace('|', '/')} |")
-    lines += ["", (f"Specs that failed to draft or timed out: {len(failed)}. A timeout is this benchmark's own limit "
-                   "per spec (`--timeout`), not a failure of `toolgen init`, which has none; a spec that failed or "
-                   "timed out adds none of its operations to the figures above (neither drafted nor paged).")]
+    lines += [
+        "",
+        (
+            f"Specs that failed to draft or timed out: {len(failed)}. A timeout is this benchmark's own limit "
+            "per spec (`--timeout`), not a failure of `toolgen init`, which has none; a spec that failed or "
+            "timed out adds none of its operations to the figures above (neither drafted nor paged)."
+        ),
+    ]
     lines += [f"- `{f['path']}`: {str(f.get('error') or f.get('refused'))[:200]}" for f in failed]
     lines += list(meta.get("notes") or [])
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "pagination_drafts.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (RESULTS / "pagination_drafts.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=1)
-                                                    + "\n", encoding="utf-8")
-    (RESULTS / "pagination_drafts_rows.json").write_text(json.dumps(results, separators=(",", ":")) + "\n",
-                                                         encoding="utf-8")
+    (RESULTS / "pagination_drafts.json").write_text(
+        json.dumps({"meta": meta, "summary": summary}, indent=1) + "\n", encoding="utf-8"
+    )
+    (RESULTS / "pagination_drafts_rows.json").write_text(
+        json.dumps(results, separators=(",", ":")) + "\n", encoding="utf-8"
+    )
     return summary
 
 
@@ -450,35 +619,58 @@ def combine_note(files: str, specs: int, paged: int, drafted: int) -> list[str]:
     operations, so they are not taken from it."""
     names = [Path(f) for f in files.split(",")]
     full, before = (json.loads(f.read_text(encoding="utf-8"))["summary"] for f in names[:2])
-    again = json.loads(names[2].read_text(encoding="utf-8"))["summary"] if len(names) > 2 else {
-        "paged_gets": 0, "drafted": 0, "specs_failed": [], "specs": 0}
+    again = (
+        json.loads(names[2].read_text(encoding="utf-8"))["summary"]
+        if len(names) > 2
+        else {"paged_gets": 0, "drafted": 0, "specs_failed": [], "specs": 0}
+    )
     taken_paged = before["paged_gets"] - again["paged_gets"]
     taken_drafted = before["drafted"] - again["drafted"]
     all_paged = full["paged_gets"] - taken_paged + paged
     all_drafted = full["drafted"] - taken_drafted + drafted
-    return ["", "## Combined with the previous full run", "",
-            (f"**{all_drafted} of {all_paged} paged GET operations drafted with `pagination:` "
-             f"({100 * all_drafted / all_paged:.1f}%)** on the whole development half (the specs that fail or "
-             f"time out aside), computed as the previous full run ({full['drafted']} of {full['paged_gets']}, "
-             f"{full['specs']} specs; `{names[0].as_posix()}`) minus what it counted on this run's {specs} specs "
-             f"({taken_drafted} of {taken_paged}: these specs re-run with the previous source and oracle, "
-             f"{before['drafted']} of {before['paged_gets']} in `{names[1].as_posix()}`"
-             + (f", less {again['drafted']} of {again['paged_gets']} on {again['specs']} spec(s) the previous full "
-                f"run timed out on, `{names[2].as_posix()}`" if len(names) > 2 else "")
-             + f") plus this run on them ({drafted} of {paged}).")]
+    return [
+        "",
+        "## Combined with the previous full run",
+        "",
+        (
+            f"**{all_drafted} of {all_paged} paged GET operations drafted with `pagination:` "
+            f"({100 * all_drafted / all_paged:.1f}%)** on the whole development half (the specs that fail or "
+            f"time out aside), computed as the previous full run ({full['drafted']} of {full['paged_gets']}, "
+            f"{full['specs']} specs; `{names[0].as_posix()}`) minus what it counted on this run's {specs} specs "
+            f"({taken_drafted} of {taken_paged}: these specs re-run with the previous source and oracle, "
+            f"{before['drafted']} of {before['paged_gets']} in `{names[1].as_posix()}`"
+            + (
+                f", less {again['drafted']} of {again['paged_gets']} on {again['specs']} spec(s) the previous full "
+                f"run timed out on, `{names[2].as_posix()}`"
+                if len(names) > 2
+                else ""
+            )
+            + f") plus this run on them ({drafted} of {paged})."
+        ),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--corpus-dir", type=Path, default=None, help="an extracted development half (holding api/)")
+    p.add_argument(
+        "--corpus-dir", type=Path, default=None, help="an extracted development half (holding api/)"
+    )
     p.add_argument("--sample", type=int, default=None, help="the first N specs in the corpus sample order")
     p.add_argument("--only", default=None, help="comma-separated spec paths (api/...)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per spec")
-    p.add_argument("--combine", default=None, metavar="FULL.json,BEFORE.json",
-                   help="also state the figure of a previous full run (FULL.json) with this run's specs replaced: "
-                        "BEFORE.json is a run of the same specs with the previous run's source (TOOLGEN_SRC)")
-    p.add_argument("--rows", type=Path, default=None,
-                   help="the pagination_drafts_rows.json of a run of the same selection: report it, do not draft")
+    p.add_argument(
+        "--combine",
+        default=None,
+        metavar="FULL.json,BEFORE.json",
+        help="also state the figure of a previous full run (FULL.json) with this run's specs replaced: "
+        "BEFORE.json is a run of the same specs with the previous run's source (TOOLGEN_SRC)",
+    )
+    p.add_argument(
+        "--rows",
+        type=Path,
+        default=None,
+        help="the pagination_drafts_rows.json of a run of the same selection: report it, do not draft",
+    )
     p.add_argument("--only-file", type=Path, default=None, help="a JSON list of spec paths (api/...)")
     a = p.parse_args(argv)
     how = None
@@ -498,8 +690,11 @@ def main(argv: list[str] | None = None) -> int:
         selection = f"{len(chosen)} chosen specs"
     else:
         chosen = lib.sample(rels, a.sample)
-        selection = (f"a deterministic sample of {a.sample} of {len(rels)} development-half specs" if a.sample
-                     else f"all {len(rels)} development-half specs")
+        selection = (
+            f"a deterministic sample of {a.sample} of {len(rels)} development-half specs"
+            if a.sample
+            else f"all {len(rels)} development-half specs"
+        )
     started = time.monotonic()
     if a.rows:  # the rows a run saved: state its figures again (with --combine) without drafting again
         saved = json.loads((RESULTS / "pagination_drafts.json").read_text(encoding="utf-8"))["meta"]
@@ -507,18 +702,32 @@ def main(argv: list[str] | None = None) -> int:
         started -= float(saved["seconds"])
     else:
         results = run([(r, str(corpus_dir / r)) for r in chosen], a.timeout)
-    command = "python benchmarks/pagination_drafts.py" + (f" --sample {a.sample}" if a.sample else "") + (
-        f" --only-file {a.only_file.as_posix()}" if a.only_file else f" --only {a.only}" if a.only else "") + (
-        f" --combine {a.combine}" if a.combine else "")
+    command = (
+        "python benchmarks/pagination_drafts.py"
+        + (f" --sample {a.sample}" if a.sample else "")
+        + (f" --only-file {a.only_file.as_posix()}" if a.only_file else f" --only {a.only}" if a.only else "")
+        + (f" --combine {a.combine}" if a.combine else "")
+    )
     notes: list[str] = ["", "## The specs re-run", "", how] if how else []
     if a.combine:
-        notes += combine_note(a.combine, len(results), sum(len(r["paged"]) for r in results),
-                              sum(1 for r in results for row in r["paged"] if row["drafted"]))
-    meta = {"selection": selection, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "seconds": time.monotonic() - started, "command": command, "notes": notes}
+        notes += combine_note(
+            a.combine,
+            len(results),
+            sum(len(r["paged"]) for r in results),
+            sum(1 for r in results for row in r["paged"] if row["drafted"]),
+        )
+    meta = {
+        "selection": selection,
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "seconds": time.monotonic() - started,
+        "command": command,
+        "notes": notes,
+    }
     summary = report(results, meta)
-    print(f"pagination_drafts: {summary['drafted']}/{summary['paged_gets']} paged GETs drafted "
-          f"({100 * summary['share']:.1f}%)")
+    print(
+        f"pagination_drafts: {summary['drafted']}/{summary['paged_gets']} paged GETs drafted "
+        f"({100 * summary['share']:.1f}%)"
+    )
     return 0
 
 

@@ -80,9 +80,25 @@ class RedisStore:
         binary = shutil.which("redis-server")
         if binary is None:
             raise SystemExit("redis-server is not on PATH")
-        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
-                                      str(self.folder), "--appendonly", "yes", "--appendfsync", "always",
-                                      "--save", ""], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         import redis
 
         client = redis.Redis(port=self.port)
@@ -108,9 +124,12 @@ class RedisStore:
         out = {}
         for name in client.scan_iter(match=f"{PREFIX}r:*"):
             fields = client.hgetall(name)
-            out[name.rsplit(":", 1)[1]] = {"state": fields.get("state"), "updated_at": float(fields["updated_at"]),
-                                           "lease_ms": int(fields.get("lease_ms") or 0),
-                                           "result": json.loads(fields["result"]) if "result" in fields else None}
+            out[name.rsplit(":", 1)[1]] = {
+                "state": fields.get("state"),
+                "updated_at": float(fields["updated_at"]),
+                "lease_ms": int(fields.get("lease_ms") or 0),
+                "result": json.loads(fields["result"]) if "result" in fields else None,
+            }
         return out
 
 
@@ -136,9 +155,18 @@ class PostgresStore:
         import psycopg
 
         with psycopg.connect(self.server.url) as conn:
-            rows = conn.execute(f"SELECT key, state, updated_at, lease_ms, result FROM {PREFIX}receipts").fetchall()
-        return {k: {"state": s, "updated_at": float(u), "lease_ms": int(lease), "result": json.loads(r) if r else None}
-                for k, s, u, lease, r in rows}
+            rows = conn.execute(
+                f"SELECT key, state, updated_at, lease_ms, result FROM {PREFIX}receipts"
+            ).fetchall()
+        return {
+            k: {
+                "state": s,
+                "updated_at": float(u),
+                "lease_ms": int(lease),
+                "result": json.loads(r) if r else None,
+            }
+            for k, s, u, lease, r in rows
+        }
 
     def remove(self) -> None:
         self.server.remove()
@@ -171,8 +199,10 @@ async def agent(url: str, seed: int, tally: Tally) -> None:
     rng = random.Random(seed)
     while tally.left > 0:
         try:
-            async with httpx2.AsyncClient(timeout=60) as http, \
-                    Client(streamable_http_client(url, http_client=http), cache=None) as client:
+            async with (
+                httpx2.AsyncClient(timeout=60) as http,
+                Client(streamable_http_client(url, http_client=http), cache=None) as client,
+            ):
                 while tally.take():
                     await one_call(client, rng, tally)
         except Exception as exc:  # noqa: BLE001 - a killed worker drops connections: count it, reconnect
@@ -189,15 +219,19 @@ async def one_call(client: Any, rng: random.Random, tally: Tally) -> None:
         label = "read"
         key = None
     else:
-        shown = await client.call_tool("preview_ticket_followup",
-                                       {"ticket_id": "T-102", "note": NOTES[idx], "visibility": "internal"})
+        shown = await client.call_tool(
+            "preview_ticket_followup", {"ticket_id": "T-102", "note": NOTES[idx], "visibility": "internal"}
+        )
         if shown.is_error or kind < 0.55:
             result, label, key = shown, "preview", None
         else:
             pid = shown.structured_content["preview_id"]
             key = f"n{idx}" if rng.random() >= 0.1 else f"n{idx}-x{rng.randrange(1000)}"
-            result = await client.call_tool("record_ticket_followup", {"preview_id": pid, "action_id": key},
-                                            meta={"toolgen/approval": pid})
+            result = await client.call_tool(
+                "record_ticket_followup",
+                {"preview_id": pid, "action_id": key},
+                meta={"toolgen/approval": pid},
+            )
             label = "record"
     elapsed = time.perf_counter() - start
     code = "ok" if not result.is_error else json.loads(result.content[0].text)["error"]["code"]
@@ -216,8 +250,15 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in path.read_text().split()] if path.exists() else []
 
 
-def inject(stop: threading.Event, every: float, serve: subprocess.Popen[str], store: Any, upstream: Any,
-           injected: Counter[str], rng: random.Random) -> None:
+def inject(
+    stop: threading.Event,
+    every: float,
+    serve: subprocess.Popen[str],
+    store: Any,
+    upstream: Any,
+    injected: Counter[str],
+    rng: random.Random,
+) -> None:
     from tests.support.fault_server import Fault
 
     kinds = ["kill", "store", "hang", "drop"]
@@ -267,11 +308,31 @@ def main(argv: list[str] | None = None) -> int:
     upstream.route("GET", TICKET_PATH, body=ticket_body())
     upstream.route("POST", FOLLOWUPS, status=201, body=followup_body)
     env = dict(os.environ, TICKETS_TOKEN="test-token-7f3a")
-    serve = subprocess.Popen([TOOLGEN, "serve", str(REPO / "generated" / "tickets"), "--http", "127.0.0.1:0",
-                              "--no-auth", "--scopes", "ticket:read,ticket:write", "--approvals", "client",
-                              "--workers", str(args.workers), "--receipts", store.url,
-                              "--base-url", upstream.base_url + "/v1"],
-                             cwd=folder, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    serve = subprocess.Popen(
+        [
+            TOOLGEN,
+            "serve",
+            str(REPO / "generated" / "tickets"),
+            "--http",
+            "127.0.0.1:0",
+            "--no-auth",
+            "--scopes",
+            "ticket:read,ticket:write",
+            "--approvals",
+            "client",
+            "--workers",
+            str(args.workers),
+            "--receipts",
+            store.url,
+            "--base-url",
+            upstream.base_url + "/v1",
+        ],
+        cwd=folder,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     url = None
     assert serve.stderr is not None
     for line in serve.stderr:
@@ -286,8 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     tally = Tally(args.calls)
     injected: Counter[str] = Counter()
     stop = threading.Event()
-    faults = threading.Thread(target=inject, args=(stop, args.fault_every, serve, store, upstream, injected, rng),
-                              daemon=True)
+    faults = threading.Thread(
+        target=inject, args=(stop, args.fault_every, serve, store, upstream, injected, rng), daemon=True
+    )
     started = time.perf_counter()
     faults.start()
 
@@ -326,62 +388,102 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / f"serve_faults_{args.store}.md").write_text(text, encoding="utf-8")
-        (RESULTS / f"serve_faults_{args.store}.json").write_text(json.dumps(summary, indent=1, default=dict) + "\n",
-                                                                 encoding="utf-8")
+        (RESULTS / f"serve_faults_{args.store}.json").write_text(
+            json.dumps(summary, indent=1, default=dict) + "\n", encoding="utf-8"
+        )
     return 0 if all(summary["invariants"].values()) else 1
 
 
-def summarise(args: Any, tally: Tally, wall: float, injected: Counter[str],  # noqa: PLR0913
-              by_key: dict[str | None, int],
-              receipts: dict[str, dict[str, Any]], seen: dict[str, Any], read_at: float,
-              log: list[str]) -> dict[str, Any]:
+def summarise(  # noqa: PLR0913
+    args: Any,
+    tally: Tally,
+    wall: float,
+    injected: Counter[str],
+    by_key: dict[str | None, int],
+    receipts: dict[str, dict[str, Any]],
+    seen: dict[str, Any],
+    read_at: float,
+    log: list[str],
+) -> dict[str, Any]:
     """The run's figures and the four invariants (see the module docstring)."""
     now = time.time()
     families: dict[str, set[str]] = {}
     for key, n in by_key.items():
         if key is not None and n > 0:
             families.setdefault(key.split("-x")[0], set()).add(key)
-    ok_mismatch = [k for k, res in tally.records_ok
-                   if seen.get(k) is None or (seen[k].state == "completed" and seen[k].result != res)]
-    ok_unrecorded = sorted({k for k, _ in tally.records_ok if seen.get(k) is not None
-                            and seen[k].state != "completed"})
-    stale_rows = [k for k, r in receipts.items() if r["state"] == "pending"
-                  and (now - r["updated_at"]) * 1000 >= max(r["lease_ms"], 1)]
+    ok_mismatch = [
+        k
+        for k, res in tally.records_ok
+        if seen.get(k) is None or (seen[k].state == "completed" and seen[k].result != res)
+    ]
+    ok_unrecorded = sorted(
+        {k for k, _ in tally.records_ok if seen.get(k) is not None and seen[k].state != "completed"}
+    )
+    stale_rows = [
+        k
+        for k, r in receipts.items()
+        if r["state"] == "pending" and (now - r["updated_at"]) * 1000 >= max(r["lease_ms"], 1)
+    ]
     invariants = {
-        "every write carried a key, none wrote twice": by_key.get(None, 0) == 0 and all(
-            n <= 1 for n in by_key.values()),
+        "every write carried a key, none wrote twice": by_key.get(None, 0) == 0
+        and all(n <= 1 for n in by_key.values()),
         "no approval wrote under two keys": all(len(keys) <= 1 for keys in families.values()),
-        "no receipt reads as pending past its lease": not [k for k, r in seen.items()
-                                                           if r is not None and r.state == "pending"
-                                                           and r.lease_expired(read_at)],
+        "no receipt reads as pending past its lease": not [
+            k for k, r in seen.items() if r is not None and r.state == "pending" and r.lease_expired(read_at)
+        ],
         "no ok record contradicts its receipt": not ok_mismatch,
     }
     ordered = sorted(tally.latencies)
-    pct = {q: 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))] for q in (0.5, 0.99)} if ordered else {}
-    summary = {"store": args.store, "workers": args.workers, "agents": args.agents, "calls": args.calls,
-               "answered": len(tally.latencies), "wall_s": round(wall, 1),
-               "calls_per_s": round(len(tally.latencies) / wall, 1), "p50_ms": round(pct.get(0.5, 0), 1),
-               "p99_ms": round(pct.get(0.99, 0), 1), "faults": dict(injected),
-               "writes": sum(by_key.values()), "receipts": Counter(r["state"] for r in receipts.values()),
-               "outcomes": dict(sorted(tally.outcomes.items())), "invariants": invariants,
-               "ok_mismatch": ok_mismatch[:5], "ok_completion_not_recorded": len(ok_unrecorded),
-               "rows_pending_past_lease_read_as_unknown": len(stale_rows),
-               "supervisor": [line.strip() for line in log if "died" in line][:3]}
+    pct = (
+        {q: 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))] for q in (0.5, 0.99)}
+        if ordered
+        else {}
+    )
+    summary = {
+        "store": args.store,
+        "workers": args.workers,
+        "agents": args.agents,
+        "calls": args.calls,
+        "answered": len(tally.latencies),
+        "wall_s": round(wall, 1),
+        "calls_per_s": round(len(tally.latencies) / wall, 1),
+        "p50_ms": round(pct.get(0.5, 0), 1),
+        "p99_ms": round(pct.get(0.99, 0), 1),
+        "faults": dict(injected),
+        "writes": sum(by_key.values()),
+        "receipts": Counter(r["state"] for r in receipts.values()),
+        "outcomes": dict(sorted(tally.outcomes.items())),
+        "invariants": invariants,
+        "ok_mismatch": ok_mismatch[:5],
+        "ok_completion_not_recorded": len(ok_unrecorded),
+        "rows_pending_past_lease_read_as_unknown": len(stale_rows),
+        "supervisor": [line.strip() for line in log if "died" in line][:3],
+    }
     return summary
 
 
 def render(s: dict[str, Any]) -> str:
-    lines = [f"# Faults under load: {s['store']}, {s['workers']} workers, {s['agents']} agents", "",
-             (f"`python benchmarks/serve_faults.py --store {s['store']} --workers {s['workers']} --agents "
-              f"{s['agents']} --calls {s['calls']}` on {time.strftime('%Y-%m-%d')} (2 CPUs shared with other work; "
-              "throughput and latency are this machine's under that load)."), "",
-             f"{s['answered']} calls answered in {s['wall_s']} s ({s['calls_per_s']} calls/s; p50 {s['p50_ms']} ms, "
-             f"p99 {s['p99_ms']} ms). Faults injected: "
-             + ", ".join(f"{k} ×{v}" for k, v in sorted(s["faults"].items())) + ". Upstream writes: "
-             f"{s['writes']}; receipts at the end: " + ", ".join(f"{k} {v}" for k, v in sorted(s["receipts"].items()))
-             + f" (rows left pending by a killed worker, read as unknown: {s['rows_pending_past_lease_read_as_unknown']};"
-             f" ok answers whose completion the store could not record: {s['ok_completion_not_recorded']}).", "",
-             "| invariant | holds |", "|---|---|"]
+    lines = [
+        f"# Faults under load: {s['store']}, {s['workers']} workers, {s['agents']} agents",
+        "",
+        (
+            f"`python benchmarks/serve_faults.py --store {s['store']} --workers {s['workers']} --agents "
+            f"{s['agents']} --calls {s['calls']}` on {time.strftime('%Y-%m-%d')} (2 CPUs shared with other work; "
+            "throughput and latency are this machine's under that load)."
+        ),
+        "",
+        f"{s['answered']} calls answered in {s['wall_s']} s ({s['calls_per_s']} calls/s; p50 {s['p50_ms']} ms, "
+        f"p99 {s['p99_ms']} ms). Faults injected: "
+        + ", ".join(f"{k} ×{v}" for k, v in sorted(s["faults"].items()))
+        + ". Upstream writes: "
+        f"{s['writes']}; receipts at the end: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(s["receipts"].items()))
+        + f" (rows left pending by a killed worker, read as unknown: {s['rows_pending_past_lease_read_as_unknown']};"
+        f" ok answers whose completion the store could not record: {s['ok_completion_not_recorded']}).",
+        "",
+        "| invariant | holds |",
+        "|---|---|",
+    ]
     lines += [f"| {name} | {'yes' if ok else '**NO**'} |" for name, ok in s["invariants"].items()]
     lines += ["", "| outcome | calls |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in s["outcomes"].items()]

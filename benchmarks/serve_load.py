@@ -95,13 +95,33 @@ def wait_http(port: int, timeout: float = 60.0) -> None:
     raise SystemExit(f"nothing listens on {port} after {timeout:.0f} s")
 
 
-def start_toolgen(base_url: str, workers: int, folder: Path,
-                  executable: str = TOOLGEN) -> tuple[subprocess.Popen[str], str]:
+def start_toolgen(
+    base_url: str, workers: int, folder: Path, executable: str = TOOLGEN
+) -> tuple[subprocess.Popen[str], str]:
     env = dict(os.environ, TICKETS_TOKEN=TICKETS_TOKEN)
-    proc = subprocess.Popen([executable, "serve", str(REPO / "generated" / "tickets"), "--http", "127.0.0.1:0",
-                             "--no-auth", "--scopes", "ticket:read", "--base-url", base_url,
-                             "--receipts", str(folder / f"receipts-{workers}.sqlite3"), "--workers", str(workers)],
-                            cwd=folder, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [
+            executable,
+            "serve",
+            str(REPO / "generated" / "tickets"),
+            "--http",
+            "127.0.0.1:0",
+            "--no-auth",
+            "--scopes",
+            "ticket:read",
+            "--base-url",
+            base_url,
+            "--receipts",
+            str(folder / f"receipts-{workers}.sqlite3"),
+            "--workers",
+            str(workers),
+        ],
+        cwd=folder,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stderr is not None
     for line in proc.stderr:
         if "serving MCP on " in line:
@@ -113,20 +133,40 @@ def start_toolgen(base_url: str, workers: int, folder: Path,
 
 def start_fastmcp(base_url: str) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", FASTMCP_SERVER, str(REPO / "specs" / "tickets.yaml"), base_url,
-                             TICKETS_TOKEN, str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            FASTMCP_SERVER,
+            str(REPO / "specs" / "tickets.yaml"),
+            base_url,
+            TICKETS_TOKEN,
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     wait_http(port)
     return proc, f"http://127.0.0.1:{port}/mcp"
 
 
-async def agent(url: str, tool: str, calls: int, latencies: list[float], errors: list[str],
-                spans: list[tuple[float, float]]) -> None:
+async def agent(
+    url: str,
+    tool: str,
+    calls: int,
+    latencies: list[float],
+    errors: list[str],
+    spans: list[tuple[float, float]],
+) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(timeout=60) as http, \
-            Client(streamable_http_client(url, http_client=http), cache=None) as client:
+    async with (
+        httpx2.AsyncClient(timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http), cache=None) as client,
+    ):
         await client.call_tool(tool, {"ticket_id": "T-102"})  # warm-up: not counted
         began = time.perf_counter()
         for _ in range(calls):
@@ -134,7 +174,9 @@ async def agent(url: str, tool: str, calls: int, latencies: list[float], errors:
             result = await client.call_tool(tool, {"ticket_id": "T-102"})
             latencies.append(time.perf_counter() - start)
             if result.is_error:
-                errors.append(str(getattr(result.content[0], "text", ""))[:200] if result.content else "error")
+                errors.append(
+                    str(getattr(result.content[0], "text", ""))[:200] if result.content else "error"
+                )
         spans.append((began, time.perf_counter()))
 
 
@@ -153,8 +195,16 @@ async def cell(url: str, tool: str, agents: int, calls: int) -> dict[str, Any]:
     def pct(q: float) -> float:
         return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
-    return {"calls": len(latencies), "wall_s": wall, "per_s": len(latencies) / wall, "p50_ms": pct(0.5),
-            "p95_ms": pct(0.95), "p99_ms": pct(0.99), "errors": len(errors), "first_error": errors[:1]}
+    return {
+        "calls": len(latencies),
+        "wall_s": wall,
+        "per_s": len(latencies) / wall,
+        "p50_ms": pct(0.5),
+        "p95_ms": pct(0.95),
+        "p99_ms": pct(0.99),
+        "errors": len(errors),
+        "first_error": errors[:1],
+    }
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
@@ -183,14 +233,18 @@ def main(argv: list[str] | None = None) -> int:
     import fastmcp
 
     api_port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server", "--port", str(api_port)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    api = subprocess.Popen(
+        [sys.executable, "-m", "toolgen.testing.tickets_server", "--port", str(api_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base_url = f"http://127.0.0.1:{api_port}/v1"
     wait_http(api_port)
     sides: dict[str, tuple[str, int, str]] = {
         "toolgen, 1 worker": ("toolgen", 1, TOOLGEN),
         f"toolgen, {args.workers} workers": ("toolgen", args.workers, TOOLGEN),
-        "FastMCP from_openapi": ("fastmcp", 1, "")}
+        "FastMCP from_openapi": ("fastmcp", 1, ""),
+    }
     if args.baseline:
         sides[f"toolgen {args.baseline_name}, 1 worker"] = ("toolgen", 1, args.baseline)
     loads: list[float] = []
@@ -212,31 +266,53 @@ def main(argv: list[str] | None = None) -> int:
                             loads.append(os.getloadavg()[0])
                             result = anyio.run(cell, url, tool, n, args.calls)
                             runs[name][n].append(result)
-                            print(f"round {r + 1} {name:<22} {n:>3} agents: {result['per_s']:7.1f} calls/s, "
-                                  f"p50 {result['p50_ms']:6.1f} ms, p99 {result['p99_ms']:7.1f} ms, "
-                                  f"errors {result['errors']}", file=sys.stderr)
+                            print(
+                                f"round {r + 1} {name:<22} {n:>3} agents: {result['per_s']:7.1f} calls/s, "
+                                f"p50 {result['p50_ms']:6.1f} ms, p99 {result['p99_ms']:7.1f} ms, "
+                                f"errors {result['errors']}",
+                                file=sys.stderr,
+                            )
                         peaks[name].append(tree_peak_mb(proc.pid))
                     finally:
                         stop(proc)
     finally:
         stop(api)  # type: ignore[arg-type]
-    env = {"python": platform.python_version(), "fastmcp": fastmcp.__version__, "cpus": os.cpu_count(),
-           "1-minute load average before each cell (min / median / max)":
-               " / ".join(f"{x:.1f}" for x in (min(loads), statistics.median(loads), max(loads))),
-           "rounds": f"{args.rounds}, the servers' order reversed every other round"}
-    lines = ["# Serving under concurrent agents: toolgen vs FastMCP", "",
-             f"Generated by `python benchmarks/serve_load.py --agents {args.agents} --calls {args.calls} --workers "
-             f"{args.workers} --rounds {args.rounds}"
-             + (f" --baseline TOOLGEN --baseline-name {args.baseline_name}" if args.baseline else "")
-             + f"` on {time.strftime('%Y-%m-%d')} ("
-             + ", ".join(f"{k} {v}" for k, v in env.items()) + "). Medians over the rounds; the read tool of "
-             "the tickets API for one ticket, each agent its own MCP client and HTTP connection, the same "
-             "upstream for every server. Absolute figures depend on the machine's load; compare rows.", "",
-             "| server | agents | calls/s | p50 ms | p95 ms | p99 ms | errors | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|"]
-    summary: dict[str, Any] = {"env": env, "cells": {}, "rounds": {
-        name: {str(n): [{k: round(v, 2) if isinstance(v, float) else v for k, v in c.items()} for c in cells]
-               for n, cells in by_count.items()} for name, by_count in runs.items()}, "peaks_mb": peaks}
+    env = {
+        "python": platform.python_version(),
+        "fastmcp": fastmcp.__version__,
+        "cpus": os.cpu_count(),
+        "1-minute load average before each cell (min / median / max)": " / ".join(
+            f"{x:.1f}" for x in (min(loads), statistics.median(loads), max(loads))
+        ),
+        "rounds": f"{args.rounds}, the servers' order reversed every other round",
+    }
+    lines = [
+        "# Serving under concurrent agents: toolgen vs FastMCP",
+        "",
+        f"Generated by `python benchmarks/serve_load.py --agents {args.agents} --calls {args.calls} --workers "
+        f"{args.workers} --rounds {args.rounds}"
+        + (f" --baseline TOOLGEN --baseline-name {args.baseline_name}" if args.baseline else "")
+        + f"` on {time.strftime('%Y-%m-%d')} ("
+        + ", ".join(f"{k} {v}" for k, v in env.items())
+        + "). Medians over the rounds; the read tool of "
+        "the tickets API for one ticket, each agent its own MCP client and HTTP connection, the same "
+        "upstream for every server. Absolute figures depend on the machine's load; compare rows.",
+        "",
+        "| server | agents | calls/s | p50 ms | p95 ms | p99 ms | errors | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    summary: dict[str, Any] = {
+        "env": env,
+        "cells": {},
+        "rounds": {
+            name: {
+                str(n): [{k: round(v, 2) if isinstance(v, float) else v for k, v in c.items()} for c in cells]
+                for n, cells in by_count.items()
+            }
+            for name, by_count in runs.items()
+        },
+        "peaks_mb": peaks,
+    }
     for name in sides:
         peak = statistics.median(peaks[name]) if peaks[name] else 0.0
         for n in counts:
@@ -244,8 +320,10 @@ def main(argv: list[str] | None = None) -> int:
             med = {k: statistics.median(c[k] for c in cells) for k in ("per_s", "p50_ms", "p95_ms", "p99_ms")}
             errs = sum(c["errors"] for c in cells)
             summary["cells"][f"{name} / {n}"] = {**med, "errors": errs, "peak_mb": peak}
-            lines.append(f"| {name} | {n} | {med['per_s']:.1f} | {med['p50_ms']:.1f} | {med['p95_ms']:.1f} | "
-                         f"{med['p99_ms']:.1f} | {errs} | {peak:.0f} |")
+            lines.append(
+                f"| {name} | {n} | {med['per_s']:.1f} | {med['p50_ms']:.1f} | {med['p95_ms']:.1f} | "
+                f"{med['p99_ms']:.1f} | {errs} | {peak:.0f} |"
+            )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

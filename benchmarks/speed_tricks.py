@@ -57,8 +57,12 @@ class Variant:
         self.env = dict(setting.split("=", 1) for setting in settings)
 
     def environment(self, cache: Path) -> dict[str, str]:
-        env = {**os.environ, "TOOLGEN_CACHE": "1", "TOOLGEN_CACHE_DIR": str(cache),
-               "PYTHONPATH": str(self.generator)}
+        env = {
+            **os.environ,
+            "TOOLGEN_CACHE": "1",
+            "TOOLGEN_CACHE_DIR": str(cache),
+            "PYTHONPATH": str(self.generator),
+        }
         env.pop("TOOLGEN_WORKERS", None)
         return {**env, **self.env}
 
@@ -66,8 +70,15 @@ class Variant:
 def _run(args: list[str], env: dict[str, str], cwd: Path, expect: int = 0) -> float:
     """CPU seconds of one `toolgen` run in a fresh process (its children included)."""
     before = _cpu()
-    proc = subprocess.run([sys.executable, "-m", "toolgen", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=False, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgen", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=3600,
+    )
     if proc.returncode != expect:
         raise SystemExit(f"toolgen {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
     return round(_cpu() - before, 3)
@@ -84,15 +95,39 @@ def serve_cpu(variant: Variant, folder: Path, base_url: str, agents: int, calls:
     import anyio
 
     env = {**variant.environment(folder / "cache"), "TICKETS_TOKEN": TICKETS_TOKEN}
-    proc = subprocess.Popen([sys.executable, "-m", "toolgen", "serve", str(REPO / "generated" / "tickets"),
-                             "--http", "127.0.0.1:0", "--no-auth", "--scopes", "ticket:read",
-                             "--base-url", base_url,
-                             "--receipts", str(folder / f"receipts-{variant.name}.sqlite3")],
-                            cwd=folder, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "serve",
+            str(REPO / "generated" / "tickets"),
+            "--http",
+            "127.0.0.1:0",
+            "--no-auth",
+            "--scopes",
+            "ticket:read",
+            "--base-url",
+            base_url,
+            "--receipts",
+            str(folder / f"receipts-{variant.name}.sqlite3"),
+        ],
+        cwd=folder,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
-        url = next((line.split("serving MCP on ", 1)[1].split()[0] for line in proc.stderr
-                    if "serving MCP on " in line), None)
+        url = next(
+            (
+                line.split("serving MCP on ", 1)[1].split()[0]
+                for line in proc.stderr
+                if "serving MCP on " in line
+            ),
+            None,
+        )
         if url is None:
             raise SystemExit("toolgen serve did not start")
         anyio.run(cell, url, "get_ticket", 1, 1)  # every import and first-call cost paid before counting
@@ -106,8 +141,9 @@ def serve_cpu(variant: Variant, folder: Path, base_url: str, agents: int, calls:
         stop(proc)
 
 
-def measure(variants: list[Variant], steps: list[str], reps: int, spec: Path,
-            agents: int = 32, calls: int = 50) -> dict[str, dict[str, list[float]]]:
+def measure(
+    variants: list[Variant], steps: list[str], reps: int, spec: Path, agents: int = 32, calls: int = 50
+) -> dict[str, dict[str, list[float]]]:
     """{step: {variant: CPU seconds of each run}}."""
     runs: dict[str, dict[str, list[float]]] = {}
 
@@ -132,10 +168,12 @@ def measure(variants: list[Variant], steps: list[str], reps: int, spec: Path,
         api = None
         if "serve" in steps:
             api_port = free_port()
-            api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server",
-                                    "--port", str(api_port)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   env=variants[0].environment(tmp / "api-cache"))
+            api = subprocess.Popen(
+                [sys.executable, "-m", "toolgen.testing.tickets_server", "--port", str(api_port)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=variants[0].environment(tmp / "api-cache"),
+            )
             wait_http(api_port)
         try:
             _rounds(variants, steps, reps, tmp, record, api_port if api is not None else 0, agents, calls)
@@ -150,11 +188,19 @@ def measure(variants: list[Variant], steps: list[str], reps: int, spec: Path,
     return runs
 
 
-def _rounds(variants: list[Variant], steps: list[str], reps: int, tmp: Path,
-            record: Callable[[str, Variant, float], None], api_port: int, agents: int, calls: int) -> None:
+def _rounds(
+    variants: list[Variant],
+    steps: list[str],
+    reps: int,
+    tmp: Path,
+    record: Callable[[str, Variant, float], None],
+    api_port: int,
+    agents: int,
+    calls: int,
+) -> None:
     """`reps` rounds of every step for every variant, the variants' order rotating."""
     for rep in range(reps):
-        order = variants[rep % len(variants):] + variants[:rep % len(variants)]
+        order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
         for variant in order:
             if "draft" in steps:
                 env, cwd = variant.environment(tmp / f"{variant.name}-cache"), tmp / variant.name
@@ -163,12 +209,18 @@ def _rounds(variants: list[Variant], steps: list[str], reps: int, tmp: Path,
                 record("draft: rebuild, one description", variant, _run(["build", "-q"], env, cwd))
             if "project" in steps:
                 env = variant.environment(tmp / f"{variant.name}-cache")
-                record("project: build --no-cache --check", variant,
-                       _run(["build", "-q", "--no-cache", "--check"], env, REPO))
+                record(
+                    "project: build --no-cache --check",
+                    variant,
+                    _run(["build", "-q", "--no-cache", "--check"], env, REPO),
+                )
                 record("project: lint --strict", variant, _run(["lint", "--strict"], env, REPO))
             if "serve" in steps:
-                record(f"serve: {agents} agents x {calls} calls (server CPU s)", variant,
-                       serve_cpu(variant, tmp, f"http://127.0.0.1:{api_port}/v1", agents, calls))
+                record(
+                    f"serve: {agents} agents x {calls} calls (server CPU s)",
+                    variant,
+                    serve_cpu(variant, tmp, f"http://127.0.0.1:{api_port}/v1", agents, calls),
+                )
 
 
 def table(runs: dict[str, dict[str, list[float]]], variants: list[Variant]) -> str:
@@ -205,8 +257,9 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load = os.getloadavg()[0]
     runs = measure(variants, args.steps.split(","), args.reps, args.spec, args.agents, args.calls)
-    print(f"{started}, load {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end, "
-          f"{args.reps} rounds")
+    print(
+        f"{started}, load {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end, {args.reps} rounds"
+    )
     print(table(runs, variants))
     if args.json:
         args.json.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")

@@ -77,8 +77,18 @@ from toolgen.search.vector_index import stem_terms
 from toolgen.search.words import GENERIC_ACTION
 
 #: the providers of the blind request sets (benchmarks/queries/blind): none of their specs is read
-EXCLUDED = ("asana.com", "docusign.net", "googleapis.com", "github.com", "jira.local", "atlassian.com",
-            "netbox.dev", "netboxdemo.com", "spotify.com", "stripe.com")
+EXCLUDED = (
+    "asana.com",
+    "docusign.net",
+    "googleapis.com",
+    "github.com",
+    "jira.local",
+    "atlassian.com",
+    "netbox.dev",
+    "netboxdemo.com",
+    "spotify.com",
+    "stripe.com",
+)
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 _TAG = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"\]\([^)]*\)|https?://\S+")
@@ -130,8 +140,11 @@ def _resolve(spec: dict[str, Any], node: Any) -> Any:
 
 def _words(text: str) -> list[str]:
     text = html.unescape(_TAG.sub(" ", _LINK.sub(" ", text)))
-    return [w for w in split_words(text) if w.isalpha() and 2 <= len(w) <= 30
-            and w not in STOP_WORDS and w not in GENERIC_ACTION]
+    return [
+        w
+        for w in split_words(text)
+        if w.isalpha() and 2 <= len(w) <= 30 and w not in STOP_WORDS and w not in GENERIC_ACTION
+    ]
 
 
 def operation_words(spec: dict[str, Any], description_words: int = 40) -> list[list[str]]:
@@ -152,7 +165,9 @@ def operation_words(spec: dict[str, Any], description_words: int = 40) -> list[l
             words = _words(str(op.get("summary") or ""))
             words += _words(str(op.get("description") or ""))[:description_words]
             words += _words(str(op.get("operationId") or ""))
-            words += [w for seg in str(path).split("/") if seg and not seg.startswith("{") for w in _words(seg)]
+            words += [
+                w for seg in str(path).split("/") if seg and not seg.startswith("{") for w in _words(seg)
+            ]
             params: list[Any] = op["parameters"] if isinstance(op.get("parameters"), list) else []
             for param in [*shared, *params]:
                 param = _resolve(spec, param)
@@ -200,9 +215,14 @@ def learn(corpus: Path, settings: Settings) -> dict[str, Any]:
     providers: dict[str, int] = {}
     total = 0
     for rel, docs in specs:
-        ids = [sorted({index[s] for w in words if (s := stem_of.get(w)) is not None and s in index}) for words in docs]
+        ids = [
+            sorted({index[s] for w in words if (s := stem_of.get(w)) is not None and s in index})
+            for words in docs
+        ]
         if len(ids) >= 4:  # what most operations of a spec say is its boilerplate (auth headers)
-            common = {i for i, n in Counter(i for row in ids for i in row).items() if n > st.boilerplate * len(ids)}
+            common = {
+                i for i, n in Counter(i for row in ids for i in row).items() if n > st.boilerplate * len(ids)
+            }
             ids = [[i for i in row if i not in common] for row in ids]
         total += min(len(ids), st.spec_cap)
         df = Counter(i for row in ids for i in row)
@@ -217,7 +237,9 @@ def learn(corpus: Path, settings: Settings) -> dict[str, Any]:
         if keys:
             unique, counts = np.unique(np.concatenate(keys), return_counts=True)
             who = providers.setdefault(provider(rel), len(providers))
-            chunks.append((unique, np.minimum(counts, st.spec_cap), np.full(len(unique), who, dtype=np.int64)))
+            chunks.append(
+                (unique, np.minimum(counts, st.spec_cap), np.full(len(unique), who, dtype=np.int64))
+            )
     all_keys = np.concatenate([c[0] for c in chunks])
     all_counts = np.concatenate([c[1] for c in chunks])
     all_who = np.concatenate([c[2] for c in chunks])
@@ -241,13 +263,13 @@ def learn(corpus: Path, settings: Settings) -> dict[str, Any]:
         for a, b in ((i, j), (j, i)):
             pmi = math.log(n * total / (float(single[a]) * smoothed[b] / scale))
             if pmi > 0:
-                assoc[kept[a]].append((kept[b], pmi * n ** st.rank_power))
+                assoc[kept[a]].append((kept[b], pmi * n**st.rank_power))
     if st.dimensions:
         assoc = _svd_neighbours(assoc, spec_count, st.dimensions, st.vocabulary, st.neighbours)
     best_form = {s: min(forms[s].items(), key=lambda kv: (-kv[1], kv[0]))[0] for s in kept}
     table: dict[str, list[list[Any]]] = {}
     for stem in sorted(assoc):
-        ranked = sorted(assoc[stem], key=lambda kv: (-kv[1], kv[0]))[:st.neighbours]
+        ranked = sorted(assoc[stem], key=lambda kv: (-kv[1], kv[0]))[: st.neighbours]
         top = ranked[0][1]
         table[stem] = [[best_form[b], max(1, round(100 * pmi / top))] for b, pmi in ranked]
     data = {
@@ -265,8 +287,13 @@ def learn(corpus: Path, settings: Settings) -> dict[str, Any]:
     return data
 
 
-def _svd_neighbours(ppmi: dict[str, list[tuple[str, float]]], spec_count: Counter[str],
-                    dimensions: int, vocabulary_size: int, neighbours: int) -> dict[str, list[tuple[str, float]]]:
+def _svd_neighbours(
+    ppmi: dict[str, list[tuple[str, float]]],
+    spec_count: Counter[str],
+    dimensions: int,
+    vocabulary_size: int,
+    neighbours: int,
+) -> dict[str, list[tuple[str, float]]]:
     """Second-order associations: the cosine of stems' rows of the PPMI matrix in a truncated SVD
     (rows scaled by the square root of the singular values), over the `vocabulary_size` stems seen
     in most specs; each stem's `neighbours` nearest (cosine > 0)."""
@@ -292,7 +319,7 @@ def _svd_neighbours(ppmi: dict[str, list[tuple[str, float]]], spec_count: Counte
     vectors = vectors / np.where(norms > 0, norms, 1)[:, None]
     out: dict[str, list[tuple[str, float]]] = {}
     for start in range(0, size, 1024):
-        block = vectors[start:start + 1024] @ vectors.T
+        block = vectors[start : start + 1024] @ vectors.T
         for k in range(block.shape[0]):
             block[k, start + k] = -1
         top = np.argsort(-block, axis=1, kind="stable")[:, :neighbours]
@@ -308,14 +335,16 @@ def load_table(path: Path) -> dict[str, tuple[tuple[str, int], ...]]:
     return {str(k): tuple((str(w), int(n)) for w, n in v) for k, v in data["stems"].items()}
 
 
-def expand(table: Mapping[str, tuple[tuple[str, int], ...]], words: Sequence[str], neighbours: int,
-           least: int) -> list[str]:
+def expand(
+    table: Mapping[str, tuple[tuple[str, int], ...]], words: Sequence[str], neighbours: int, least: int
+) -> list[str]:
     """The words of `expand_weighted`, without their weights."""
     return [w for w, _ in expand_weighted(table, words, neighbours, least)]
 
 
-def expand_weighted(table: Mapping[str, tuple[tuple[str, int], ...]], words: Sequence[str], neighbours: int,
-                    least: int) -> list[tuple[str, int]]:
+def expand_weighted(
+    table: Mapping[str, tuple[tuple[str, int], ...]], words: Sequence[str], neighbours: int, least: int
+) -> list[tuple[str, int]]:
     """The words `table` associates with `words` (at most `neighbours` per word, weight >= `least`),
     none of them one of `words` by stem; deterministic order (weight, then word)."""
     distinct = list(dict.fromkeys(w for w in words if w))
@@ -344,11 +373,25 @@ class ExpandedIndex(ToolIndex):
     scores below `weight` × the best exact match (`cap × s / (s + cap)`), and a request that names
     nothing the API says still finds nothing."""
 
-    def __init__(self, policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]], *,
-                 table: Mapping[str, tuple[tuple[str, int], ...]], weight: float, neighbours: int, least: int,
-                 gate: str) -> None:
+    def __init__(
+        self,
+        policy: Mapping[str, Any],
+        catalog: Sequence[Mapping[str, Any]],
+        *,
+        table: Mapping[str, tuple[tuple[str, int], ...]],
+        weight: float,
+        neighbours: int,
+        least: int,
+        gate: str,
+    ) -> None:
         super().__init__(policy, catalog)
-        self.table, self.weight, self.neighbours, self.least, self.gate = table, weight, neighbours, least, gate
+        self.table, self.weight, self.neighbours, self.least, self.gate = (
+            table,
+            weight,
+            neighbours,
+            least,
+            gate,
+        )
 
     def _associated(self, own: list[str], terms: list[str]) -> dict[int, float]:
         said = {t for t in terms if not t.startswith("act")}
@@ -365,12 +408,14 @@ class ExpandedIndex(ToolIndex):
                 continue
             weights = ", ".join(str(w) for _, w in columns)
             for rowid, raw in self._db.execute(
-                    f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)):
+                f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
+            ):
                 out[rowid] = out.get(rowid, 0.0) - raw * table_weight
         return out
 
-    def _associated_coverage(self, own: list[str], terms: list[str], coverage: dict[int, float]
-                             ) -> dict[int, float]:
+    def _associated_coverage(
+        self, own: list[str], terms: list[str], coverage: dict[int, float]
+    ) -> dict[int, float]:
         """`coverage` with each request word a document lacks counted `weight` × (associate's weight /
         100) when the document names one of the word's associates (`gate` "coverage")."""
         said = {t for t in terms if not t.startswith("act")}
@@ -394,7 +439,9 @@ class ExpandedIndex(ToolIndex):
         match = " OR ".join(f'"{w}"' for w in words)
         rows: set[int] = set()
         for table in STRUCTURE:
-            rows.update(r for (r,) in self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,)))
+            rows.update(
+                r for (r,) in self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,))
+            )
         return rows
 
     def search(self, query: str, *, scopes: Any = None, limit: int = 5) -> list[Hit]:
@@ -408,7 +455,8 @@ class ExpandedIndex(ToolIndex):
         for table, (columns, table_weight) in TABLES.items():
             weights = ", ".join(str(w) for _, w in columns)
             for rowid, raw in self._db.execute(
-                    f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)):
+                f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
+            ):
                 totals[rowid] = totals.get(rowid, 0.0) - raw * table_weight
         last = [t[1:] for t in head if t.startswith("^")]
         head = [t for t in head if not t.startswith("^")]
@@ -416,10 +464,13 @@ class ExpandedIndex(ToolIndex):
             if words:
                 match_words = " OR ".join(dict.fromkeys(f'"{t}"' for t in words))
                 for rowid, raw in self._db.execute(
-                        "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_words,)):
+                    "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_words,)
+                ):
                     totals[rowid] = totals.get(rowid, 0.0) - raw * weight
         coverage = self._coverage(own)
-        matched = self._matching(content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]))
+        matched = self._matching(
+            content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)])
+        )
         exact = matched.intersection(totals)
         if self.gate == "coverage":  # associates only stand in for a missing word in the coverage share
             if self.weight > 0:
@@ -442,12 +493,15 @@ class ExpandedIndex(ToolIndex):
                 loose.append((score, doc.tools[0][0], rowid))
         cap = self.weight * best
         ranked += [(-round(cap * s / (s + cap), 6), tool, rowid) for s, tool, rowid in loose if s > 0]
-        return [Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
-                for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
+        return [
+            Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
+            for negative, tool, rowid in heapq.nsmallest(limit, ranked)
+        ]
 
 
-def evaluate(table_path: Path | None, configs: list[tuple[float, int, int, str]], corpus: Path, shared: Path
-             ) -> list[str]:
+def evaluate(
+    table_path: Path | None, configs: list[tuple[float, int, int, str]], corpus: Path, shared: Path
+) -> list[str]:
     """Recall@5 and @1 of `ExpandedIndex` on the DEVELOPMENT halves of the blind sets (never the
     held-out ones), per (weight, neighbours, least, gate) of `configs`; weight 0 is the lexical
     ranking of `ToolIndex.search` (checked against it). One markdown row per config."""
@@ -461,15 +515,18 @@ def evaluate(table_path: Path | None, configs: list[tuple[float, int, int, str]]
     for api in apis:
         _, ref, queries = load_set(BLIND / f"{api}.yaml")
         with tempfile.TemporaryDirectory() as tmp:
-            policy, catalog = build_package(resolve_spec(ref, corpus, shared), api.replace("-", "_"), Path(tmp))
+            policy, catalog = build_package(
+                resolve_spec(ref, corpus, shared), api.replace("-", "_"), Path(tmp)
+            )
         packages[api] = (policy, catalog, [q for q in queries if q.part == "dev"])
     rows = []
     for weight, neighbours, least, gate in configs:
         r5: dict[str, float] = {}
         r1: dict[str, float] = {}
         for api, (policy, catalog, queries) in packages.items():
-            index = ExpandedIndex(policy, catalog, table=table, weight=weight, neighbours=neighbours, least=least,
-                                  gate=gate)
+            index = ExpandedIndex(
+                policy, catalog, table=table, weight=weight, neighbours=neighbours, least=least, gate=gate
+            )
             plain = ToolIndex(policy, catalog) if weight == 0 else None
             ranks = []
             for q in queries:
@@ -479,9 +536,11 @@ def evaluate(table_path: Path | None, configs: list[tuple[float, int, int, str]]
                 ranks.append(_rank_of(hits, q.ops))
             r5[api] = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
             r1[api] = sum(r == 1 for r in ranks) / len(ranks)
-        rows.append(f"| {weight} / {neighbours} / {least} / {gate} | "
-                    + " | ".join(f"{r5[a]:.2f}" for a in apis)
-                    + f" | {sum(r5.values()) / len(r5):.3f} | {sum(r1.values()) / len(r1):.3f} |")
+        rows.append(
+            f"| {weight} / {neighbours} / {least} / {gate} | "
+            + " | ".join(f"{r5[a]:.2f}" for a in apis)
+            + f" | {sum(r5.values()) / len(r5):.3f} | {sum(r1.values()) / len(r1):.3f} |"
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -491,16 +550,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpus", type=Path, help="the extracted development half (holds api/...)")
     parser.add_argument("--out", type=Path, help="write the table here (JSON)")
     for field in fields(Settings):
-        parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(field.default), default=field.default)
+        parser.add_argument(
+            f"--{field.name.replace('_', '-')}", type=type(field.default), default=field.default
+        )
     parser.add_argument("--show", default="", help="comma-separated words: print their associates")
-    parser.add_argument("--evaluate", type=Path, default=None,
-                        help="a table (JSON) to score on the development halves of the blind sets")
-    parser.add_argument("--configs", default="0:0:0:all,0.1:8:1:all,0.3:4:50:all,0.3:4:50:unknown",
-                        help="weight:neighbours:least:gate,... for --evaluate")
+    parser.add_argument(
+        "--evaluate",
+        type=Path,
+        default=None,
+        help="a table (JSON) to score on the development halves of the blind sets",
+    )
+    parser.add_argument(
+        "--configs",
+        default="0:0:0:all,0.1:8:1:all,0.3:4:50:all,0.3:4:50:unknown",
+        help="weight:neighbours:least:gate,... for --evaluate",
+    )
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
     args = parser.parse_args(argv)
     if args.evaluate is not None:
-        configs = [(float(w), int(k), int(m), g) for w, k, m, g in (c.split(":") for c in args.configs.split(","))]
+        configs = [
+            (float(w), int(k), int(m), g) for w, k, m, g in (c.split(":") for c in args.configs.split(","))
+        ]
         evaluate(args.evaluate, configs, args.corpus, args.shared)
         return 0
     settings = Settings(**{f.name: getattr(args, f.name) for f in fields(Settings)})
@@ -508,8 +578,11 @@ def main(argv: list[str] | None = None) -> int:
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
-    print(f"{len(data['stems'])} stems, {len(text)} bytes, {data['provenance']['specs']} specs, "
-          f"sha256 {hashlib.sha256(text.encode()).hexdigest()[:16]}", file=sys.stderr)
+    print(
+        f"{len(data['stems'])} stems, {len(text)} bytes, {data['provenance']['specs']} specs, "
+        f"sha256 {hashlib.sha256(text.encode()).hexdigest()[:16]}",
+        file=sys.stderr,
+    )
     for word in (w for w in args.show.split(",") if w):
         stem = next(iter(stem_terms([word])[0]), word)
         print(word, stem, data["stems"].get(stem))

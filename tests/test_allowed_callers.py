@@ -24,12 +24,28 @@ from toolgen.dialects._base import allows_code_callers
 from toolgen.dialects.anthropic import CODE_EXECUTION_TYPE
 
 OK = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
-SPEC = {"openapi": "3.0.3", "info": {"title": "w", "version": "1"}, "paths": {
-    f"/w{i}": {"get": {"operationId": f"get{i}", "responses": OK},
-               "post": {"operationId": f"post{i}", "responses": OK,
-                        "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                            "type": "object", "properties": {"a": {"type": "string"}}}}}}}}
-    for i in range(3)}}
+SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "w", "version": "1"},
+    "paths": {
+        f"/w{i}": {
+            "get": {"operationId": f"get{i}", "responses": OK},
+            "post": {
+                "operationId": f"post{i}",
+                "responses": OK,
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "properties": {"a": {"type": "string"}}}
+                        }
+                    },
+                },
+            },
+        }
+        for i in range(3)
+    },
+}
 CODE = ["direct", CODE_EXECUTION_TYPE]
 PROGRAMMATIC = ["direct", "programmatic"]
 
@@ -70,10 +86,16 @@ def test_reads_and_previews_may_be_called_from_code_records_never(tmp_path: Path
     built = _build(tmp_path, MAP)
     anthropic, responses = _callers(built)
     assert anthropic == {"get_w": CODE, "preview_post_w": CODE, "record_post_w": None, "get_plain": None}
-    assert responses == {"get_w": PROGRAMMATIC, "preview_post_w": PROGRAMMATIC, "record_post_w": None,
-                         "get_plain": None}
+    assert responses == {
+        "get_w": PROGRAMMATIC,
+        "preview_post_w": PROGRAMMATIC,
+        "record_post_w": None,
+        "get_plain": None,
+    }
     assert check_catalog("anthropic", built.catalogs["anthropic"]) == []
-    assert check_responses_catalog(built.catalogs.deferred.files["openai.responses.json"], max_tools=128) == []
+    assert (
+        check_responses_catalog(built.catalogs.deferred.files["openai.responses.json"], max_tools=128) == []
+    )
     policy_md = built.files["POLICY.md"].decode()
     assert "## Called from model-written code" in policy_md and "`get_w`, `preview_post_w`" in policy_md
 
@@ -93,28 +115,43 @@ def test_the_catalogs_pass_the_sdk_types(tmp_path: Path) -> None:
 
 
 def test_by_default_every_tool_is_called_directly(tmp_path: Path) -> None:
-    built = _build(tmp_path, MAP.replace(", programmatic: [read]", "").replace("    programmatic: [preview]\n", ""))
+    built = _build(
+        tmp_path, MAP.replace(", programmatic: [read]", "").replace("    programmatic: [preview]\n", "")
+    )
     anthropic, responses = _callers(built)
     assert set(anthropic.values()) == {None} and responses == {}
     assert "model-written code" not in built.files["POLICY.md"].decode()
-    assert "openai.responses.json" not in built.catalogs.deferred.files  # no toolset, nothing deferred or coded
+    assert (
+        "openai.responses.json" not in built.catalogs.deferred.files
+    )  # no toolset, nothing deferred or coded
 
 
 def test_the_defaults_apply_to_include_groups(tmp_path: Path) -> None:
-    built = _build(tmp_path, "defaults: {programmatic: [read, preview], approval_write: never}\n"
-                             "include: [{match: \"*\", permission: \"w:all\"}]\n")
+    built = _build(
+        tmp_path,
+        "defaults: {programmatic: [read, preview], approval_write: never}\n"
+        'include: [{match: "*", permission: "w:all"}]\n',
+    )
     anthropic, _ = _callers(built)
     coded = {name for name, callers in anthropic.items() if callers == CODE}
     assert coded and all(not name.startswith("record_") for name in coded)
     assert {name for name in anthropic if name.startswith(("get", "preview_"))} == coded
 
 
-@pytest.mark.parametrize(("intents", "line", "pointer"), [
-    (MAP.replace("programmatic: [preview]", "programmatic: [preview, record]"), 12, "/tools/post_w/programmatic"),
-    ("defaults: {programmatic: [record]}\n" + MAP, 4, "/defaults/programmatic"),
-])
-def test_a_map_that_lets_code_call_a_record_tool_is_refused(tmp_path: Path, intents: str, line: int,
-                                                            pointer: str) -> None:
+@pytest.mark.parametrize(
+    ("intents", "line", "pointer"),
+    [
+        (
+            MAP.replace("programmatic: [preview]", "programmatic: [preview, record]"),
+            12,
+            "/tools/post_w/programmatic",
+        ),
+        ("defaults: {programmatic: [record]}\n" + MAP, 4, "/defaults/programmatic"),
+    ],
+)
+def test_a_map_that_lets_code_call_a_record_tool_is_refused(
+    tmp_path: Path, intents: str, line: int, pointer: str
+) -> None:
     with pytest.raises(DiagnosticError) as caught:
         _build(tmp_path, intents)
     refused = [d for d in caught.value.diagnostics if d.code == "programmatic-record"]
@@ -167,12 +204,14 @@ def test_the_checks_refuse_unknown_callers() -> None:
     assert check_catalog("anthropic", [{**tool, "allowed_callers": CODE}]) == []
     for bad in (["programmatic"], [], ["direct", "direct"], "direct"):
         assert [v.rule for v in check_catalog("anthropic", [{**tool, "allowed_callers": bad}])] == [
-            "F.2-allowed-callers"], bad
+            "F.2-allowed-callers"
+        ], bad
     fn = {"type": "function", "name": "t", "description": "d", "parameters": schema, "strict": True}
     assert check_responses_catalog([{**fn, "allowed_callers": PROGRAMMATIC}]) == []
     for bad in ([CODE_EXECUTION_TYPE], [], ["programmatic", "programmatic"]):
         assert [v.rule for v in check_responses_catalog([{**fn, "allowed_callers": bad}])] == [
-            "F.1-allowed-callers"], bad
+            "F.1-allowed-callers"
+        ], bad
 
 
 MODES = st.lists(st.sampled_from(["read", "preview"]), unique=True, max_size=2)
@@ -188,15 +227,19 @@ def _maps(draw: st.DrawFn) -> str:
         op = f"get{i}" if effect == "read" else f"post{i}"
         extra = f", programmatic: {json.dumps(own)}" if own is not None else ""
         if effect == "read":
-            lines.append(f"  t{i}: {{operation: {op}, effect: read, permission: \"w:r\"{extra}}}")
+            lines.append(f'  t{i}: {{operation: {op}, effect: read, permission: "w:r"{extra}}}')
         else:
             preview = ", preview: false" if approval == "never" and draw(st.booleans()) else ""
-            lines.append(f"  t{i}: {{operation: {op}, effect: {effect}, permission: \"w:w\", approval: {approval}, "
-                         f"idempotency: {{key: action_id, send_as: none}}{preview}{extra}}}")
+            lines.append(
+                f'  t{i}: {{operation: {op}, effect: {effect}, permission: "w:w", approval: {approval}, '
+                f"idempotency: {{key: action_id, send_as: none}}{preview}{extra}}}"
+            )
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(intents=_maps())
 def test_no_map_lets_code_call_a_record_or_an_approval_gated_tool(tmp_path: Path, intents: str) -> None:
     """Over random maps (effects, approvals, previews, `programmatic` per intent and in defaults), a tool
@@ -226,7 +269,11 @@ def test_toolgen_diff_reports_code_callers_added_as_risky(tmp_path: Path) -> Non
         assert run("build", str(intent), "--out", str(tmp_path / name), "-q").exit_code == 0
     widened = diff_surfaces(read_dir(tmp_path / "old"), read_dir(tmp_path / "new"))
     assert [(c.tool, c.kind, c.risky) for c in widened.changes] == [
-        ("get_w", "code-callers-added", True), ("preview_post_w", "code-callers-added", True)]
+        ("get_w", "code-callers-added", True),
+        ("preview_post_w", "code-callers-added", True),
+    ]
     narrowed = diff_surfaces(read_dir(tmp_path / "new"), read_dir(tmp_path / "old"))
     assert {(c.tool, c.kind, c.risky) for c in narrowed.changes} == {
-        ("get_w", "code-callers-removed", False), ("preview_post_w", "code-callers-removed", False)}
+        ("get_w", "code-callers-removed", False),
+        ("preview_post_w", "code-callers-removed", False),
+    }

@@ -46,7 +46,9 @@ def test_imports_keep_the_contracts() -> None:
     exe = _lint_imports()
     if exe is None:
         pytest.skip("import-linter is not installed (pip install -e '.[dev]')")
-    proc = subprocess.run([exe, "--no-cache"], check=False, cwd=REPO, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [exe, "--no-cache"], check=False, cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -65,8 +67,11 @@ def _shared_file_names(paths: list[Path], root: Path) -> dict[str, list[str]]:
 
 def test_no_two_modules_share_a_file_name() -> None:
     package = REPO / "generator" / "toolgen"
-    modules = [p for p in package.rglob("*.py") if p.name not in ("__init__.py", "__main__.py")
-               and "__pycache__" not in p.parts]
+    modules = [
+        p
+        for p in package.rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py") and "__pycache__" not in p.parts
+    ]
     assert _shared_file_names(modules, package) == {}
 
 

@@ -11,16 +11,24 @@ from typing import Any
 import pytest
 from tests.support.build import REPO
 
-_spec = importlib.util.spec_from_file_location("toolgen_bench_vs_fastmcp", REPO / "benchmarks" / "vs_fastmcp.py")
+_spec = importlib.util.spec_from_file_location(
+    "toolgen_bench_vs_fastmcp", REPO / "benchmarks" / "vs_fastmcp.py"
+)
 assert _spec is not None and _spec.loader is not None
 bench = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = bench
 _spec.loader.exec_module(bench)
 
 FASTMCP_LIKE = [
-    {"name": "issues_get", "description": "Get an issue. " * 20,
-     "inputSchema": {"type": "object", "properties": {"owner": {"type": "string"}}, "required": ["owner"]},
-     "outputSchema": {"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}},
+    {
+        "name": "issues_get",
+        "description": "Get an issue. " * 20,
+        "inputSchema": {"type": "object", "properties": {"owner": {"type": "string"}}, "required": ["owner"]},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "body": {"type": "string"}},
+        },
+    },
     {"name": "repos_delete", "description": "Delete.", "inputSchema": {"type": "object"}},
 ]
 
@@ -67,11 +75,19 @@ def test_a_part_counted_twice_breaks_the_sum(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_breakdown_table_has_a_row_per_dialect_and_side() -> None:
-    tools = {d: json.loads((REPO / "generated" / "github" / f"{d}.json").read_text(encoding="utf-8"))
-             for d in bench.DIALECTS}
-    cat = {"dialects": {d: {"toolgen": bench.catalog_parts(tools[d], d),
-                            "fastmcp": bench.catalog_parts(bench.fastmcp_in_dialect(FASTMCP_LIKE, d), d)}
-                        for d in bench.DIALECTS}}
+    tools = {
+        d: json.loads((REPO / "generated" / "github" / f"{d}.json").read_text(encoding="utf-8"))
+        for d in bench.DIALECTS
+    }
+    cat = {
+        "dialects": {
+            d: {
+                "toolgen": bench.catalog_parts(tools[d], d),
+                "fastmcp": bench.catalog_parts(bench.fastmcp_in_dialect(FASTMCP_LIKE, d), d),
+            }
+            for d in bench.DIALECTS
+        }
+    }
     rows = bench.breakdown_table(cat)
     assert len(rows) == 2 + 2 * len(bench.DIALECTS)
     assert all(row.count("|") == rows[0].count("|") for row in rows)
@@ -90,6 +106,8 @@ def test_a_composite_row_counts_the_operations_of_its_steps() -> None:
 def test_composite_note_gives_the_catalog_without_composites() -> None:
     assert bench.composite_note({"tools": 3, "tokens": 120}, 2000) == []  # none, or a result from before
     [_, line] = bench.composite_note({"composites": ["get_thread"], "tokens_without_composites": 90}, 2000)
-    assert "1 is composite (`get_thread`" in line and "90 tokens, ratio **0.0450** (1/22.2; target: met)" in line
+    assert (
+        "1 is composite (`get_thread`" in line and "90 tokens, ratio **0.0450** (1/22.2; target: met)" in line
+    )
     [_, line] = bench.composite_note({"composites": ["a", "b"], "tokens_without_composites": 150}, 2000)
     assert "2 are composite (`a`, `b`" in line and "target: missed" in line

@@ -15,14 +15,17 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), str
 
 
 def _run(*args: str) -> str:
-    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=REPO, env=ENV,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=REPO, env=ENV, timeout=300, check=False
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     return proc.stdout
 
 
 def test_runtime_overhead_runs_reads_and_approved_writes() -> None:
-    out = _run("benchmarks/runtime_overhead.py", "--reads", "10", "--writes", "5", "--rounds", "1", "--no-redis")
+    out = _run(
+        "benchmarks/runtime_overhead.py", "--reads", "10", "--writes", "5", "--rounds", "1", "--no-redis"
+    )
     assert "reads : bare" in out and "writes: bare" in out
 
 
@@ -41,6 +44,10 @@ def test_replicate_makes_a_spec_n_times_as_large(tmp_path: Path) -> None:
     tripled = json.loads(target.read_text(encoding="utf-8"))
     assert len(tripled["paths"]) == 3 * len(original["paths"])
     assert tripled["components"] == original["components"]
-    ids = [op["operationId"] for item in tripled["paths"].values() for op in item.values()
-           if isinstance(op, dict) and "operationId" in op]
+    ids = [
+        op["operationId"]
+        for item in tripled["paths"].values()
+        for op in item.values()
+        if isinstance(op, dict) and "operationId" in op
+    ]
     assert len(ids) == len(set(ids))

@@ -33,22 +33,34 @@ def _spec(kind: str, n: int) -> dict[str, Any]:
     params: list[dict[str, Any]] = []
     if kind == "wide":  # S0 = anyOf of n refs to S1, S1 = anyOf of n refs to S2, ...: n^8 nodes inlined
         for i in range(8):
-            schemas[f"S{i}"] = ({"anyOf": [{"$ref": f"#/components/schemas/S{i + 1}"} for _ in range(n)]}
-                                if i < 7 else {"type": "object", "properties": {"a": {"type": "string"}}})
+            schemas[f"S{i}"] = (
+                {"anyOf": [{"$ref": f"#/components/schemas/S{i + 1}"} for _ in range(n)]}
+                if i < 7
+                else {"type": "object", "properties": {"a": {"type": "string"}}}
+            )
     elif kind == "deep":  # a chain of n nested objects
         for i in range(n):
-            schemas[f"S{i}"] = ({"type": "object", "properties": {"next": {"$ref": f"#/components/schemas/S{i + 1}"}}}
-                                if i < n - 1 else {"type": "string"})
+            schemas[f"S{i}"] = (
+                {"type": "object", "properties": {"next": {"$ref": f"#/components/schemas/S{i + 1}"}}}
+                if i < n - 1
+                else {"type": "string"}
+            )
     elif kind == "params":
         params = [{"name": f"p{i}", "in": "query", "schema": {"type": "string"}} for i in range(n)]
         body = {"type": "object", "properties": {"x": {"type": "string"}}}
-    big: dict[str, Any] = {"operationId": "big", "parameters": params,
-                           "requestBody": {"content": {"application/json": {"schema": body}}},
-                           "responses": {"204": {"description": "done"}}}
+    big: dict[str, Any] = {
+        "operationId": "big",
+        "parameters": params,
+        "requestBody": {"content": {"application/json": {"schema": body}}},
+        "responses": {"204": {"description": "done"}},
+    }
     return {
-        "openapi": "3.0.3", "info": {"title": "budgets", "version": "1"},
-        "paths": {"/big": {"post": big},
-                  "/small": {"get": {"operationId": "small", "responses": {"204": {"description": "ok"}}}}},
+        "openapi": "3.0.3",
+        "info": {"title": "budgets", "version": "1"},
+        "paths": {
+            "/big": {"post": big},
+            "/small": {"get": {"operationId": "small", "responses": {"204": {"description": "ok"}}}},
+        },
         "components": {"schemas": schemas},
     }
 
@@ -63,27 +75,47 @@ def _write(tmp: Path, kind: str, n: int, body: str) -> Path:
 
 def _build_bounded(intent: Path, out: Path) -> tuple[int, str, float]:
     """`toolgen build` in a child process with a memory cap; returns (exit code, stderr, seconds)."""
+
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out), "-q",
-                           "--emit", "openai,anthropic,mcp,policy,report"],
-                          check=False, capture_output=True, text=True, timeout=120, preexec_fn=cap,
-                          cwd=intent.parent)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "build",
+            str(intent),
+            "--out",
+            str(out),
+            "-q",
+            "--emit",
+            "openai,anthropic,mcp,policy,report",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=cap,
+        cwd=intent.parent,
+    )
     return proc.returncode, proc.stderr, time.monotonic() - start
 
 
 EXPLICIT = "tools:\n  big: {operation: big, effect: write, approval: required}\n"
 INCLUDE = 'include: [{match: "*"}]\n'
-CASES = [("wide", 12, "schema-too-large", "budgets.max_schema_nodes"),
-         ("deep", 400, "schema-too-large", "budgets.max_schema_depth"),
-         ("params", 5000, "operation-too-many-parameters", "budgets.max_parameters")]
+CASES = [
+    ("wide", 12, "schema-too-large", "budgets.max_schema_nodes"),
+    ("deep", 400, "schema-too-large", "budgets.max_schema_depth"),
+    ("params", 5000, "operation-too-many-parameters", "budgets.max_parameters"),
+]
 
 
 @pytest.mark.parametrize("kind,n,code,budget", CASES)
-def test_explicit_tool_over_a_budget_is_a_located_error(tmp_path: Path, kind: str, n: int, code: str,
-                                                        budget: str) -> None:
+def test_explicit_tool_over_a_budget_is_a_located_error(
+    tmp_path: Path, kind: str, n: int, code: str, budget: str
+) -> None:
     intent = _write(tmp_path, kind, n, EXPLICIT)
     rc, err, seconds = _build_bounded(intent, tmp_path / "out")
     assert rc == 2, err
@@ -94,8 +126,9 @@ def test_explicit_tool_over_a_budget_is_a_located_error(tmp_path: Path, kind: st
 
 
 @pytest.mark.parametrize("kind,n,code,budget", CASES)
-def test_include_group_skips_the_operation_with_a_warning(tmp_path: Path, kind: str, n: int, code: str,
-                                                          budget: str) -> None:
+def test_include_group_skips_the_operation_with_a_warning(
+    tmp_path: Path, kind: str, n: int, code: str, budget: str
+) -> None:
     intent = _write(tmp_path, kind, n, INCLUDE)
     rc, err, seconds = _build_bounded(intent, tmp_path / "out")
     assert rc == 0, err
@@ -124,24 +157,42 @@ def test_budgets_are_configurable(tmp_path: Path) -> None:
 
 
 def _schemas() -> st.SearchStrategy[dict[str, Any]]:
-    leaf: st.SearchStrategy[dict[str, Any]] = st.sampled_from([{"type": "string"}, {"type": "integer"}, {}, {"type": ["string", "null"]},
-                            {"$ref": "#/$defs/R"}, {"type": "array"}, {"type": "object"}])
-    return st.recursive(leaf, lambda inner: st.one_of(
-        st.builds(lambda p: {"type": "object", "properties": p},
-                  st.dictionaries(st.sampled_from("abcdef"), inner, max_size=4)),
-        st.builds(lambda i: {"type": "array", "items": i}, inner),
-        st.builds(lambda b: {"anyOf": b}, st.lists(inner, min_size=1, max_size=3)),
-        st.builds(lambda n, t: {"not": n, "type": t}, inner, st.sampled_from(["object", "string"])),
-        st.builds(lambda a: {"type": "object", "additionalProperties": a}, inner),
-    ), max_leaves=25)
+    leaf: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
+        [
+            {"type": "string"},
+            {"type": "integer"},
+            {},
+            {"type": ["string", "null"]},
+            {"$ref": "#/$defs/R"},
+            {"type": "array"},
+            {"type": "object"},
+        ]
+    )
+    return st.recursive(
+        leaf,
+        lambda inner: st.one_of(
+            st.builds(
+                lambda p: {"type": "object", "properties": p},
+                st.dictionaries(st.sampled_from("abcdef"), inner, max_size=4),
+            ),
+            st.builds(lambda i: {"type": "array", "items": i}, inner),
+            st.builds(lambda b: {"anyOf": b}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda n, t: {"not": n, "type": t}, inner, st.sampled_from(["object", "string"])),
+            st.builds(lambda a: {"type": "object", "additionalProperties": a}, inner),
+        ),
+        max_leaves=25,
+    )
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(body=_schemas(), recursive=_schemas(), depth=st.integers(1, 4), cap=st.integers(0, 60))
-def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], recursive: dict[str, Any],
-                                                         depth: int, cap: int) -> None:
-    schema = {**body, "$defs": {"R": {"type": "object", "properties": {"self": {"$ref": "#/$defs/R"},
-                                                                        "v": recursive}}}}
+def test_limit_depth_with_a_node_budget_matches_counting(
+    body: dict[str, Any], recursive: dict[str, Any], depth: int, cap: int
+) -> None:
+    schema = {
+        **body,
+        "$defs": {"R": {"type": "object", "properties": {"self": {"$ref": "#/$defs/R"}, "v": recursive}}},
+    }
     full = limit_depth(schema, depth)
     bounded = limit_depth(schema, depth, max_nodes=cap)
     if schema_nodes(full) > cap:
@@ -151,14 +202,22 @@ def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], r
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck), database=None)
-@given(members=st.dictionaries(st.sampled_from("abcd"), _schemas(), min_size=1, max_size=4),
-       recursive=_schemas(), depth=st.integers(1, 4), data=st.data())
-def test_projecting_with_a_cut_is_projecting_then_cutting(members: dict[str, Any], recursive: dict[str, Any],
-                                                          depth: int, data: st.DataObject) -> None:
+@given(
+    members=st.dictionaries(st.sampled_from("abcd"), _schemas(), min_size=1, max_size=4),
+    recursive=_schemas(),
+    depth=st.integers(1, 4),
+    data=st.data(),
+)
+def test_projecting_with_a_cut_is_projecting_then_cutting(
+    members: dict[str, Any], recursive: dict[str, Any], depth: int, data: st.DataObject
+) -> None:
     """`project_schema(depth=...)` cuts kept fields while copying them: the same schema as cutting the
     whole projection afterwards (what the build did before), and None once over `max_nodes`."""
-    schema = {"type": "object", "properties": members,
-              "$defs": {"R": {"type": "object", "properties": {"self": {"$ref": "#/$defs/R"}, "v": recursive}}}}
+    schema = {
+        "type": "object",
+        "properties": members,
+        "$defs": {"R": {"type": "object", "properties": {"self": {"$ref": "#/$defs/R"}, "v": recursive}}},
+    }
     fields = data.draw(st.lists(st.sampled_from(sorted(members)), min_size=1, unique=True))
     expected = limit_depth(project_schema(schema, fields), depth)
     cut = project_schema(schema, fields, depth=depth)
@@ -176,9 +235,14 @@ def _write_members(tmp: Path, body: str) -> Path:
     spec = _spec("wide", 12)
     spec["paths"]["/big"]["post"]["requestBody"]["required"] = True
     spec["paths"]["/big"]["post"]["requestBody"]["content"]["application/json"]["schema"] = {
-        "type": "object", "required": ["title"],
-        "properties": {"title": {"type": "string"}, "note": {"type": "string"},
-                       "huge": {"$ref": "#/components/schemas/S0"}}}
+        "type": "object",
+        "required": ["title"],
+        "properties": {
+            "title": {"type": "string"},
+            "note": {"type": "string"},
+            "huge": {"$ref": "#/components/schemas/S0"},
+        },
+    }
     (tmp / "members.json").write_text(json.dumps(spec), encoding="utf-8")
     intent = tmp / "members.yaml"
     intent.write_text(f"toolgen: 1\nspec: members.json\napi: {{name: members}}\n{body}", encoding="utf-8")
@@ -186,11 +250,14 @@ def _write_members(tmp: Path, body: str) -> Path:
 
 
 @pytest.mark.parametrize("narrowing", ["hide: [huge]", "args: {huge: {hide: true}}"])
-def test_hiding_the_member_that_explodes_builds_without_raising_the_budget(tmp_path: Path, narrowing: str) -> None:
+def test_hiding_the_member_that_explodes_builds_without_raising_the_budget(
+    tmp_path: Path, narrowing: str
+) -> None:
     """The budget counts what the model sees: hiding the one huge member (by wire name, or its argument)
     is enough, and the hidden member is never expanded (the child's memory is capped far below it)."""
-    intent = _write_members(tmp_path, "tools:\n  big: {operation: big, effect: write, approval: required, "
-                                      f"{narrowing}}}\n")
+    intent = _write_members(
+        tmp_path, f"tools:\n  big: {{operation: big, effect: write, approval: required, {narrowing}}}\n"
+    )
     rc, err, seconds = _build_bounded(intent, tmp_path / "out")
     assert rc == 0, err
     assert seconds < 60
@@ -204,15 +271,19 @@ def test_a_body_over_the_budget_names_the_members_to_hide(tmp_path: Path) -> Non
     rc, err, seconds = _build_bounded(intent, tmp_path / "out")
     assert rc == 2, err
     assert "error[schema-too-large]" in err and "members.json:" in err and "budget 20,000 nodes" in err
-    hint = err[err.index("hint:"):]
+    hint = err[err.index("hint:") :]
     assert "largest: huge (" in hint and "title" not in hint.split("largest:")[1]  # required: not to hide
     assert seconds < 60
 
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(alphabet="abcé ж-_.", max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet="abcé.", max_size=5), inner,
-                                                                 max_size=4), max_leaves=20)
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(alphabet="abcé ж-_.", max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet="abcé.", max_size=5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=examples(200), deadline=None, database=None)
@@ -238,8 +309,17 @@ def _response_spec(kind: str) -> dict[str, Any]:
     props.update({f"p{i}": {"type": "string"} for i in range(100)})
     if kind == "plain":
         del props["detail"]
-    spec["paths"]["/big"] = {"get": {"operationId": "big", "responses": {"200": {
-        "description": "ok", "content": {"application/json": {"schema": {"type": "object", "properties": props}}}}}}}
+    spec["paths"]["/big"] = {
+        "get": {
+            "operationId": "big",
+            "responses": {
+                "200": {
+                    "description": "ok",
+                    "content": {"application/json": {"schema": {"type": "object", "properties": props}}},
+                }
+            },
+        }
+    }
     return spec
 
 
@@ -271,13 +351,16 @@ def test_a_response_too_large_whole_builds_once_projected(tmp_path: Path, output
 
 
 def test_a_kept_field_that_explodes_is_a_located_error_without_expanding_it(tmp_path: Path) -> None:
-    intent = _write_response(tmp_path, "wide", "tools:\n  big: {operation: big, effect: read, "
-                             "output: {fields: [id, detail]}}\n")
+    intent = _write_response(
+        tmp_path, "wide", "tools:\n  big: {operation: big, effect: read, output: {fields: [id, detail]}}\n"
+    )
     rc, err, seconds = _build_bounded(intent, tmp_path / "out")
     assert rc == 2, err
     assert seconds < 60 and "Traceback" not in err
     assert "error[schema-too-large]" in err and "more than 20,000 nodes" in err
-    assert "#/paths/~1big/get/responses/200/content/application~1json/schema" in err and "output.fields" in err
+    assert (
+        "#/paths/~1big/get/responses/200/content/application~1json/schema" in err and "output.fields" in err
+    )
 
 
 def test_the_output_budget_applies_after_projection(tmp_path: Path) -> None:
@@ -289,8 +372,11 @@ def test_the_output_budget_applies_after_projection(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "error[schema-too-large]" in result.output and "budget 50 nodes" in result.output
     assert "output.fields" in result.output and "plain.json:" in result.output
-    intent = _write_response(tmp_path, "plain", budget + "tools:\n  big: {operation: big, effect: read, "
-                             "output: {fields: [id, p1]}}\n")
+    intent = _write_response(
+        tmp_path,
+        "plain",
+        budget + "tools:\n  big: {operation: big, effect: read, output: {fields: [id, p1]}}\n",
+    )
     result = run("build", str(intent), "--out", str(tmp_path / "out2"), "-q", "--emit", "mcp,policy")
     assert result.exit_code == 0, result.output
     assert set(_output_schema(tmp_path / "out2", "big")["properties"]) == {"id", "p1"}

@@ -26,15 +26,37 @@ VALUES = 100_000
 
 
 def _spec(folder: Path, count: int) -> Path:
-    spec = {"openapi": "3.0.3", "info": {"title": "codes", "version": "1"},
-            "servers": [{"url": "https://api.example.com"}],
-            "paths": {"/codes": {"get": {
-                "operationId": "getCode",
-                "parameters": [{"name": "code", "in": "query", "required": True,
-                                "schema": {"type": "string", "enum": [f"c{i}" for i in range(count)]}},
-                               {"name": "small", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}}],
-                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                    "type": "object", "properties": {"name": {"type": "string"}}}}}}}}}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "codes", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/codes": {
+                "get": {
+                    "operationId": "getCode",
+                    "parameters": [
+                        {
+                            "name": "code",
+                            "in": "query",
+                            "required": True,
+                            "schema": {"type": "string", "enum": [f"c{i}" for i in range(count)]},
+                        },
+                        {"name": "small", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}},
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
     path = folder / "openapi.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
     return path
@@ -43,16 +65,25 @@ def _spec(folder: Path, count: int) -> Path:
 def test_a_huge_enum_builds_quickly_and_is_still_enforced(tmp_path: Path) -> None:
     spec = _spec(tmp_path, VALUES)
     started = time.monotonic()
-    built = build(tmp_path, spec, "tools:\n  get_code: {operation: getCode, effect: read, permission: [c:read], "
-                                  "description: Look up a code.}\n", name="codes",
-                  emit="mcp,policy,python")
+    built = build(
+        tmp_path,
+        spec,
+        "tools:\n  get_code: {operation: getCode, effect: read, permission: [c:read], "
+        "description: Look up a code.}\n",
+        name="codes",
+        emit="mcp,policy,python",
+    )
     spent = time.monotonic() - started
     assert spent < 90, f"the build took {spent:.0f} s"
     models = (built.out / "models.py").read_text(encoding="utf-8")
     assert "c99999" not in models, "the models hold the huge enum"
     assert "Literal['a', 'b']" in models or "= 'a'" in models or '"a"' in models or "'a'" in models
-    compiled = subprocess.run([sys.executable, "-c", f"import ast,sys; ast.parse(open({str(built.out / 'models.py')!r}).read())"],
-                              capture_output=True, text=True, check=False)
+    compiled = subprocess.run(
+        [sys.executable, "-c", f"import ast,sys; ast.parse(open({str(built.out / 'models.py')!r}).read())"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert compiled.returncode == 0, compiled.stderr
     reg = Registry.from_dir(built.out, base_url="http://127.0.0.1:9")
     refused = reg.call("get_code", {"code": "nope"}, actor=Actor.of("c", ["c:read"]))
@@ -64,6 +95,12 @@ def test_a_huge_enum_builds_quickly_and_is_still_enforced(tmp_path: Path) -> Non
 @pytest.mark.parametrize("count", [MAX_MODEL_ENUM])
 def test_an_enum_within_the_bound_stays_in_the_models(tmp_path: Path, count: int) -> None:
     spec = _spec(tmp_path, count)
-    built = build(tmp_path, spec, "tools:\n  get_code: {operation: getCode, effect: read, permission: [c:read], "
-                                  "description: Look up a code.}\n", name="codes", emit="mcp,policy,python")
+    built = build(
+        tmp_path,
+        spec,
+        "tools:\n  get_code: {operation: getCode, effect: read, permission: [c:read], "
+        "description: Look up a code.}\n",
+        name="codes",
+        emit="mcp,policy,python",
+    )
     assert f"c{count - 1}" in (built.out / "models.py").read_text(encoding="utf-8")

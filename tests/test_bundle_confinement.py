@@ -17,13 +17,20 @@ TOOLS = "allow_external_refs: true\ntools:\n  a: {operation: createA, effect: wr
 
 def _secret(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"auths": {"type": "object", "properties": {
-        "token": {"type": "string", "enum": [CANARY]}}}}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {"auths": {"type": "object", "properties": {"token": {"type": "string", "enum": [CANARY]}}}}
+        ),
+        encoding="utf-8",
+    )
 
 
 def _written(out: Path) -> str:
-    return "".join(p.read_text(encoding="utf-8", errors="replace") for p in out.rglob("*") if p.is_file()) \
-        if out.exists() else ""
+    return (
+        "".join(p.read_text(encoding="utf-8", errors="replace") for p in out.rglob("*") if p.is_file())
+        if out.exists()
+        else ""
+    )
 
 
 @pytest.mark.parametrize("how", ["dotdot", "absolute", "nested-dotdot", "symlink"])
@@ -38,7 +45,9 @@ def test_a_ref_outside_the_specs_folder_is_refused(tmp_path: Path, how: str) -> 
     elif how == "nested-dotdot":  # a sibling file that reaches out in turn
         (api / "common").mkdir(parents=True)
         (api / "common" / "models.yaml").write_text(
-            "components:\n  schemas:\n    A: {$ref: '../../../home/.docker/config.json#/auths'}\n", encoding="utf-8")
+            "components:\n  schemas:\n    A: {$ref: '../../../home/.docker/config.json#/auths'}\n",
+            encoding="utf-8",
+        )
         spec = spec_with_body_ref(api, "common/models.yaml#/components/schemas/A")
     else:  # a link inside the folder that points out of it
         api.mkdir(parents=True)

@@ -34,16 +34,24 @@ from toolgen.emit.dialect_catalogs import Catalogs, build_catalogs
 from toolgen.emit.python import models_plan
 from toolgen.review.lint import LintInput, lint_api
 
-SPECS = [pytest.param(TICKETS_SPEC_PATH, id="tickets"),
-         pytest.param(REAL / "stripe.json", id="stripe",
-                      marks=pytest.mark.skipif(not REAL.is_dir(), reason="../shared/specs/real is not available"))]
+SPECS = [
+    pytest.param(TICKETS_SPEC_PATH, id="tickets"),
+    pytest.param(
+        REAL / "stripe.json",
+        id="stripe",
+        marks=pytest.mark.skipif(not REAL.is_dir(), reason="../shared/specs/real is not available"),
+    ),
+]
 OPTIONS = [DialectOptions(), DialectOptions(gemini_parameters="json_schema")]
 
 
 def _lowered(tmp: Path, spec: Path, *, with_inputs: bool = False) -> Any:
     intent = tmp / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: api}}\n"
-                      'include: [{match: "*"}]\n', encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: api}}\n"
+        'include: [{match: "*"}]\n',
+        encoding="utf-8",
+    )
     sink = DiagnosticSink()
     doc = load_spec(spec, spec.name, sink=sink)
     intents = load_intent_map(intent, "api.yaml")
@@ -102,8 +110,11 @@ def test_views_share_subtrees_with_the_ir_and_serialise_the_same(tmp_path: Path,
 
 def test_an_unchanged_schema_is_the_input_itself_and_a_changed_one_is_new() -> None:
     tags = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 5}
-    canonical = {"type": "object", "properties": {"tags": tags, "count": {"type": "integer", "format": "int32"}},
-                 "required": ["tags"]}
+    canonical = {
+        "type": "object",
+        "properties": {"tags": tags, "count": {"type": "integer", "format": "int32"}},
+        "required": ["tags"],
+    }
     before = copy.deepcopy(canonical)
     mcp = mcp_input_schema(canonical).schema
     assert mcp is not canonical  # int32 moved into the description: the root and `properties` are new
@@ -141,8 +152,20 @@ def test_lowered_tools_hold_one_object_per_distinct_subtree(tmp_path: Path, spec
 
 
 def test_interner_shares_equal_trees_and_keeps_json_distinctions() -> None:
-    values: list[Any] = [{"a": 1}, {"a": True}, {"a": 1.0}, {"a": 0.0}, {"a": -0.0}, {"a": None},
-                         {"a": "1"}, {"a": [1]}, {"a": 1, "b": 2}, {"b": 2, "a": 1}, [{"a": 1}], {"a": 1}]
+    values: list[Any] = [
+        {"a": 1},
+        {"a": True},
+        {"a": 1.0},
+        {"a": 0.0},
+        {"a": -0.0},
+        {"a": None},
+        {"a": "1"},
+        {"a": [1]},
+        {"a": 1, "b": 2},
+        {"b": 2, "a": 1},
+        [{"a": 1}],
+        {"a": 1},
+    ]
     shown = [json.dumps(v) for v in values]
     intern = Interner()
     out = [intern(v) for v in values]
@@ -156,9 +179,13 @@ def test_interner_shares_equal_trees_and_keeps_json_distinctions() -> None:
 #: scalars equal under ``==`` but not in JSON (``1``, ``1.0``, ``True``; ``0``, ``0.0``, ``-0.0``,
 #: ``False``), so trees that differ only there are frequent
 _SCALARS = st.sampled_from([None, True, False, 1, 1.0, 0, 0.0, -0.0, "1", ""])
-_TREES = st.recursive(_SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)),
-    max_leaves=6)
+_TREES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)
+    ),
+    max_leaves=6,
+)
 
 
 def _typed(value: Any) -> Any:
@@ -189,7 +216,7 @@ def test_interning_keeps_every_value_and_merges_exactly_the_equal_containers(tre
         if isinstance(node, (dict, list)):
             shown = json.dumps(_typed(node))
             assert seen.setdefault(shown, id(node)) == id(node)
-            for child in (node.values() if isinstance(node, dict) else node):
+            for child in node.values() if isinstance(node, dict) else node:
                 walk(child)
 
     for tree in out:

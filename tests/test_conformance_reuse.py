@@ -65,8 +65,12 @@ def _damaged(dialect: str, tools: list[dict[str, Any]], index: int, damage: str)
             for tool in tools:
                 tool["defer_loading" if damage == "all-deferred" else "strict"] = True
     elif damage == "schema":
-        key = {"openai": "parameters", "mcp": "inputSchema", "gemini": "parameters",
-               "anthropic": "input_schema"}[dialect]
+        key = {
+            "openai": "parameters",
+            "mcp": "inputSchema",
+            "gemini": "parameters",
+            "anthropic": "input_schema",
+        }[dialect]
         holder = _name_of(dialect, target)
         holder[key if key in holder or dialect != "gemini" else "parametersJsonSchema"] = {"type": "array"}
     elif damage == "twice":
@@ -75,10 +79,13 @@ def _damaged(dialect: str, tools: list[dict[str, Any]], index: int, damage: str)
 
 
 @settings(max_examples=examples(30), deadline=None)
-@given(dialect=st.sampled_from(PER_TOOL_CONFORMANCE), edits=st.lists(
-    st.tuples(st.integers(0, 20), st.sampled_from(_DAMAGE)), min_size=1, max_size=5))
-def test_a_remembered_verdict_gives_the_whole_check(tmp_path_factory: pytest.TempPathFactory, dialect: str,
-                                                    edits: list[tuple[int, str]]) -> None:
+@given(
+    dialect=st.sampled_from(PER_TOOL_CONFORMANCE),
+    edits=st.lists(st.tuples(st.integers(0, 20), st.sampled_from(_DAMAGE)), min_size=1, max_size=5),
+)
+def test_a_remembered_verdict_gives_the_whole_check(
+    tmp_path_factory: pytest.TempPathFactory, dialect: str, edits: list[tuple[int, str]]
+) -> None:
     """Over a sequence of catalogs (one tool damaged, or named twice, or none), sharing one table:
     what the remembered check finds is what checking the whole catalog finds."""
     good = _catalogs(tmp_path_factory)[dialect]
@@ -102,12 +109,15 @@ def test_an_unchanged_catalog_is_not_checked_again(tmp_path_factory: pytest.Temp
     assert table.computed == len(good) + 1  # the edited tool alone
 
 
-def test_a_verdict_keyed_without_the_tool_object_is_caught(tmp_path_factory: pytest.TempPathFactory,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_verdict_keyed_without_the_tool_object_is_caught(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The property above can fail: keyed by the dialect and the tool's name only, a damaged schema
     passes on the verdict of the tool before it."""
     good = _catalogs(tmp_path_factory)["mcp"]
-    monkeypatch.setattr(incremental, "piece_key", lambda *parts: piece_key(parts[0], parts[1], parts[2]["name"]))
+    monkeypatch.setattr(
+        incremental, "piece_key", lambda *parts: piece_key(parts[0], parts[1], parts[2]["name"])
+    )
     table = Memo()
     conformance_problems("mcp", good, table)
     tools = _damaged("mcp", good, 0, "schema")
@@ -146,9 +156,13 @@ def test_remembered_tool_sizes_follow_the_tool_object(tmp_path: Path) -> None:
     assert table.computed == before + 4
 
 
-def test_tool_sizes_keyed_without_the_object_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tool_sizes_keyed_without_the_object_are_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check above can fail: keyed by the tool's name alone, the old sizes come back."""
-    monkeypatch.setattr(report, "piece_key", lambda kind, tool: piece_key(kind, tool.get("function", tool)["name"]))
+    monkeypatch.setattr(
+        report, "piece_key", lambda kind, tool: piece_key(kind, tool.get("function", tool)["name"])
+    )
     table = Memo()
     _measured(tmp_path, ["", "", "", ""], table)
     edited, cold = _measured(tmp_path, ["A much longer description of listing the items.", "", "", ""], table)
@@ -158,14 +172,17 @@ def test_tool_sizes_keyed_without_the_object_are_caught(tmp_path: Path, monkeypa
 def _selected(tmp_path: Path, state: dict[str, Any], table: Any) -> tuple[Any, Any]:
     build = build_api(_write_inputs(tmp_path, state), tmp_path / "out", cache=None)
     remembered, fresh = build_catalogs(build.ir, remember=table), build_catalogs(build.ir)
-    return ((remembered.tools["anthropic"], remembered.decisions["anthropic"]),
-            (fresh.tools["anthropic"], fresh.decisions["anthropic"]))
+    return (
+        (remembered.tools["anthropic"], remembered.decisions["anthropic"]),
+        (fresh.tools["anthropic"], fresh.decisions["anthropic"]),
+    )
 
 
 @settings(max_examples=examples(15), deadline=None)
 @given(edits=st.lists(_edits, min_size=1, max_size=4))
-def test_remembered_strict_facts_give_the_strict_choice(tmp_path_factory: pytest.TempPathFactory,
-                                                        edits: list[tuple[Any, ...]]) -> None:
+def test_remembered_strict_facts_give_the_strict_choice(
+    tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]
+) -> None:
     """Anthropic's strict choice over the whole catalog (`select_strict`) reads what it needs of each
     entry (`strict_facts`) through one table across a sequence of edits (effects, properties, hidden
     parameters, operations): each catalog and decision equals the choice computed afresh."""
@@ -177,12 +194,18 @@ def test_remembered_strict_facts_give_the_strict_choice(tmp_path_factory: pytest
         assert remembered == fresh
 
 
-def test_strict_facts_keyed_without_the_entry_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_strict_facts_keyed_without_the_entry_are_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The property above can fail: keyed by the tool's name alone, a tool whose schema gained an
     optional property keeps the budget count of its schema before the edit."""
-    monkeypatch.setattr(catalogs_module, "piece_key", lambda kind, dialect, entry: piece_key(kind, entry["name"]))
+    monkeypatch.setattr(
+        catalogs_module, "piece_key", lambda kind, dialect, entry: piece_key(kind, entry["name"])
+    )
     state, table = _fresh_state(), Memo()
     _selected(tmp_path, state, table)
-    _apply(state, ("property", "a"))  # Item gains an optional property: the tools that take an Item count one more
+    _apply(
+        state, ("property", "a")
+    )  # Item gains an optional property: the tools that take an Item count one more
     remembered, fresh = _selected(tmp_path, state, table)
     assert remembered != fresh

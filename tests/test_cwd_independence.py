@@ -10,16 +10,32 @@ import sys
 from pathlib import Path
 
 SPEC = {
-    "openapi": "3.0.3", "info": {"title": "cwd", "version": "1"},
+    "openapi": "3.0.3",
+    "info": {"title": "cwd", "version": "1"},
     "paths": {
-        "/things": {"post": {"operationId": "createThing", "summary": "Create a thing.", "tags": ["things"],
-                             "requestBody": {"content": {"application/json": {"schema": {
-                                 "type": "object", "properties": {"name": {"type": "string"}}}}}},
-                             "responses": {"201": {"description": "created"}}}},
-        "/things/{id}": {"delete": {"operationId": "deleteThing", "tags": ["things"],
-                                    "parameters": [{"name": "id", "in": "path", "required": True,
-                                                    "schema": {"type": "string"}}],
-                                    "responses": {"204": {"description": "gone"}}}},
+        "/things": {
+            "post": {
+                "operationId": "createThing",
+                "summary": "Create a thing.",
+                "tags": ["things"],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                        }
+                    }
+                },
+                "responses": {"201": {"description": "created"}},
+            }
+        },
+        "/things/{id}": {
+            "delete": {
+                "operationId": "deleteThing",
+                "tags": ["things"],
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {"204": {"description": "gone"}},
+            }
+        },
         "/ping": {"get": {"operationId": "ping", "responses": {"200": {"description": "up"}}}},
     },
 }
@@ -44,9 +60,25 @@ def test_report_and_every_file_are_the_same_from_any_working_directory(tmp_path:
     trees = []
     for k, (cwd, intent) in enumerate(runs):
         out = tmp_path / f"out{k}"
-        proc = subprocess.run([sys.executable, "-m", "toolgen", "build", intent, "--out", str(out), "-q",
-                               "--emit", "openai,anthropic,mcp,gemini,policy,report"],
-                              check=False, cwd=cwd, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolgen",
+                "build",
+                intent,
+                "--out",
+                str(out),
+                "-q",
+                "--emit",
+                "openai,anthropic,mcp,gemini,policy,report",
+            ],
+            check=False,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr
         trees.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert trees[0] == trees[1] == trees[2]

@@ -17,11 +17,16 @@ import pytest
 from tests.support.build import REAL
 
 EVERYTHING = '{match: "*"}'
-CASES = [("stripe.json", "openai,anthropic,mcp,policy,report", EVERYTHING),
-         ("vercel.json", "openai,anthropic,mcp,policy,report,python", EVERYTHING),
-         # toolsets from paths, every tool deferred: openai.responses.json, search.json, the up-front views
-         ("stripe.json", "openai,anthropic,mcp,gemini,policy,report",
-          '{match: "*", toolset: from_path, loading: deferred}')]
+CASES = [
+    ("stripe.json", "openai,anthropic,mcp,policy,report", EVERYTHING),
+    ("vercel.json", "openai,anthropic,mcp,policy,report,python", EVERYTHING),
+    # toolsets from paths, every tool deferred: openai.responses.json, search.json, the up-front views
+    (
+        "stripe.json",
+        "openai,anthropic,mcp,gemini,policy,report",
+        '{match: "*", toolset: from_path, loading: deferred}',
+    ),
+]
 
 
 def _tree(out: Path) -> dict[str, bytes]:
@@ -30,20 +35,29 @@ def _tree(out: Path) -> dict[str, bytes]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec,emit,include", CASES)
-def test_include_everything_build_is_byte_identical_across_hash_seeds(tmp_path: Path, spec: str, emit: str,
-                                                                      include: str) -> None:
+def test_include_everything_build_is_byte_identical_across_hash_seeds(
+    tmp_path: Path, spec: str, emit: str, include: str
+) -> None:
     if not (REAL / spec).exists():
         pytest.skip("../shared/specs/real is not available")
     intent = tmp_path / "api.yaml"
-    intent.write_text(f'toolgen: 1\nspec: {json.dumps(str(REAL / spec))}\napi: {{name: api}}\n'
-                      f"include: [{include}]\n", encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(REAL / spec))}\napi: {{name: api}}\ninclude: [{include}]\n",
+        encoding="utf-8",
+    )
     trees, stderr = [], []
     for seed, workers in (("0", "0"), ("31337", "")):  # models.py computed inline, then in the worker
         out = tmp_path / f"out{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed, "TOOLGEN_WORKERS": workers}
-        proc = subprocess.run([sys.executable, "-m", "toolgen", "build", intent.name, "--out", out.name,
-                               "--emit", emit], env=env, capture_output=True, text=True, timeout=600, check=False,
-                              cwd=tmp_path)
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolgen", "build", intent.name, "--out", out.name, "--emit", emit],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         trees.append(_tree(out))
         stderr.append(proc.stderr)

@@ -26,14 +26,29 @@ def tickets() -> Iterator[TicketsServer]:
 
 
 def _run(script: str, server: TicketsServer, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TICKETS_TOKEN": server.token,
-           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "generator"), os.environ.get("PYTHONPATH")) if p)}
-    return subprocess.run([sys.executable, str(EXAMPLES / script), "--base-url", server.base_url, *args],
-                          cwd=ROOT, env=env, input=stdin, capture_output=True, text=True, timeout=180, check=False)
+    env = {
+        **os.environ,
+        "TICKETS_TOKEN": server.token,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(ROOT / "generator"), os.environ.get("PYTHONPATH")) if p
+        ),
+    }
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--base-url", server.base_url, *args],
+        cwd=ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
 
 
 @pytest.mark.long
-def test_the_elicit_client_shows_the_exact_request_and_writes_once_when_approved(tickets: TicketsServer) -> None:
+def test_the_elicit_client_shows_the_exact_request_and_writes_once_when_approved(
+    tickets: TicketsServer,
+) -> None:
     done = _run("mcp_client_elicit.py", tickets, stdin="y\n")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "POST " in done.stdout and "/tickets/T-102/followups" in done.stdout  # the exact request, shown
@@ -52,7 +67,8 @@ def test_the_elicit_client_writes_nothing_when_declined(tickets: TicketsServer) 
 
 @pytest.mark.long
 def test_a_plain_client_session_gets_approval_required_then_writes_with_an_issued_approval(
-        tickets: TicketsServer) -> None:
+    tickets: TicketsServer,
+) -> None:
     done = _run("mcp_client_session.py", tickets)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "protocol: 2025-11-25" in done.stdout  # the initialize handshake: no approval asked in the call

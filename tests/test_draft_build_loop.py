@@ -27,29 +27,58 @@ GITHUB = REAL / "github-api.github.com.json"
 def draft_spec() -> dict[str, Any]:
     """Two tags of eight operations whose summaries differ by one word (near-synonym toolsets), each
     answering a schema of 120 described properties (unprojected large outputs), lists without paging."""
-    props = {f"field_{i}": {"type": "string", "description": f"The item's field number {i}, as recorded when it "
-                                                             "was last saved."} for i in range(120)}
+    props = {
+        f"field_{i}": {
+            "type": "string",
+            "description": f"The item's field number {i}, as recorded when it was last saved.",
+        }
+        for i in range(120)
+    }
     big = {"$ref": "#/components/schemas/Big"}
     paths: dict[str, Any] = {}
     for noun in ("widget", "gadget"):
         for kind in ("", "version", "revision", "label"):
             what = f"{noun} {kind}" if kind else noun
-            params = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}] if kind else []
+            params = (
+                [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}] if kind else []
+            )
             words = "items of a project in an organization, newest first, paged by cursor"
             paths[f"/{noun}s" + (f"/{{id}}/{kind}s" if kind else "")] = {
-                "get": {"operationId": f"list_{noun}_{kind or 'all'}", "tags": [noun], "parameters": params,
-                        "summary": f"List the {what} {words}", "responses": {"200": {
-                            "description": "ok", "content": {"application/json": {
-                                "schema": {"type": "array", "items": big}}}}}},
-                "post": {"operationId": f"create_{noun}_{kind or 'all'}", "tags": [noun], "parameters": params,
-                         "summary": f"Create the {what} {words}",
-                         "requestBody": {"content": {"application/json": {"schema": {
-                             "type": "object", "properties": {"name": {"type": "string"}}}}}},
-                         "responses": {"201": {"description": "ok", "content": {"application/json": {
-                             "schema": big}}}}},
+                "get": {
+                    "operationId": f"list_{noun}_{kind or 'all'}",
+                    "tags": [noun],
+                    "parameters": params,
+                    "summary": f"List the {what} {words}",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"type": "array", "items": big}}},
+                        }
+                    },
+                },
+                "post": {
+                    "operationId": f"create_{noun}_{kind or 'all'}",
+                    "tags": [noun],
+                    "parameters": params,
+                    "summary": f"Create the {what} {words}",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                            }
+                        }
+                    },
+                    "responses": {
+                        "201": {"description": "ok", "content": {"application/json": {"schema": big}}}
+                    },
+                },
             }
-    return {"openapi": "3.0.3", "info": {"title": "Widgets", "version": "1"}, "paths": paths,
-            "components": {"schemas": {"Big": {"type": "object", "properties": props}}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Widgets", "version": "1"},
+        "paths": paths,
+        "components": {"schemas": {"Big": {"type": "object", "properties": props}}},
+    }
 
 
 @pytest.fixture
@@ -72,8 +101,11 @@ def _drafted(folder: Path, spec_text: str, name: str, monkeypatch: pytest.Monkey
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def _cold(folder: Path) -> tuple[str, dict[str, bytes]]:
@@ -98,8 +130,11 @@ def _describe_first_tool(intent: Path, text: str) -> None:
 
 
 def _first_toolset(intent: Path) -> str:
-    return next(line.split(":", 1)[1].strip() for line in intent.read_text(encoding="utf-8").splitlines()
-                if line.startswith("    toolset: "))
+    return next(
+        line.split(":", 1)[1].strip()
+        for line in intent.read_text(encoding="utf-8").splitlines()
+        if line.startswith("    toolset: ")
+    )
 
 
 class _Counted:
@@ -137,7 +172,8 @@ def no_parse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_a_warm_build_of_a_draft_prints_the_cold_findings_without_parsing_or_linting(
-        cache_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    cache_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     project = tmp_path / "widgets"
     _drafted(project, json.dumps(draft_spec(), indent=2), "widgets", monkeypatch)
     cold, cold_files = _cold(project)
@@ -153,7 +189,8 @@ def test_a_warm_build_of_a_draft_prints_the_cold_findings_without_parsing_or_lin
 
 
 def test_one_description_edit_relints_its_toolset_and_prints_the_cold_findings(
-        cache_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "widgets"
     intent = _drafted(project, json.dumps(draft_spec(), indent=2), "widgets", monkeypatch)
     assert run("build", "-q").exit_code == 0
@@ -176,7 +213,8 @@ def test_one_description_edit_relints_its_toolset_and_prints_the_cold_findings(
 @pytest.mark.long
 @pytest.mark.skipif(not GITHUB.is_file(), reason="../shared/specs/real is not available")
 def test_the_github_draft_prints_the_cold_findings_warm_and_after_one_edit(
-        cache_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "github"
     intent = _drafted(project, GITHUB.read_text(encoding="utf-8"), "github", monkeypatch)
     cold, cold_files = _cold(project)
@@ -192,8 +230,10 @@ def test_the_github_draft_prints_the_cold_findings_warm_and_after_one_edit(
 
 
 @settings(max_examples=examples(400), deadline=None)
-@given(text=st.text(st.characters(max_codepoint=0x2100)) | st.text(st.characters(max_codepoint=0x7F)),
-       keep=st.booleans())
+@given(
+    text=st.text(st.characters(max_codepoint=0x2100)) | st.text(st.characters(max_codepoint=0x7F)),
+    keep=st.booleans(),
+)
 def test_printing_a_finding_escapes_what_the_per_character_rule_escapes(text: str, keep: bool) -> None:
     """`terminal_safe` returns printable ASCII as it is (findings are printed by the hundred): the
     same text the rule of `toolgen.shown_text` gives character by character."""
@@ -201,6 +241,8 @@ def test_printing_a_finding_escapes_what_the_per_character_rule_escapes(text: st
 
     from toolgen.shown_text import _UNSAFE_CATEGORIES, _escape, terminal_safe
 
-    rule = "".join(_escape(c) if unicodedata.category(c) in _UNSAFE_CATEGORIES and not (keep and c == "\n") else c
-                   for c in text)
+    rule = "".join(
+        _escape(c) if unicodedata.category(c) in _UNSAFE_CATEGORIES and not (keep and c == "\n") else c
+        for c in text
+    )
     assert terminal_safe(text, keep_newlines=keep) == rule

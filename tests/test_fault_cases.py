@@ -58,7 +58,9 @@ def test_01_long_operation_ids_get_unique_stable_names(tmp_path: Path) -> None:
     assert sorted(r["mode"] for r in writes) == ["preview", "record"]
     assert all(r["tool"].startswith(("preview_", "record_")) and len(r["tool"]) <= 64 for r in writes)
     # the policy table maps each shortened name back to the operation
-    assert by_url[0]["operation"]["path"] == "/workspaces/{ws}/transcripts/{tid}/attachments/{aid}/download-url"
+    assert (
+        by_url[0]["operation"]["path"] == "/workspaces/{ws}/transcripts/{tid}/attachments/{aid}/download-url"
+    )
     # one warning per shortened name, quoting the operationId and the new name
     report = (built.out / "REPORT.md").read_text()
     shortened = [line for line in report.splitlines() if line.startswith("- `name-shortened`")]
@@ -73,12 +75,17 @@ def test_01_long_operation_ids_get_unique_stable_names(tmp_path: Path) -> None:
 
 def test_01_explicit_name_over_64_is_an_error_naming_the_operation(tmp_path: Path) -> None:
     long = "x" * 60
-    built = build(tmp_path, case_spec("01"), f"""tools:
+    built = build(
+        tmp_path,
+        case_spec("01"),
+        f"""tools:
   {long}:
     operation: createWorkspaceAssistantConversationTranscriptAnnotationForReviewer
     effect: write
     approval: required
-""", expect=2)
+""",
+        expect=2,
+    )
     assert "createWorkspaceAssistantConversationTranscriptAnnotationForReviewer" in built.result.output
     assert "tool-name-invalid" in built.result.output
     assert not (tmp_path / "out").exists()
@@ -116,7 +123,8 @@ def test_05_recursive_schemas_kept_with_defs(tmp_path: Path) -> None:
     openai = built.tool("openai", "preview_search_documents")["function"]["parameters"]
     for pointer, node in walk(openai):
         if (isinstance(node, dict) and node.get("type") == "object") or (
-                isinstance(node, dict) and isinstance(node.get("type"), list) and "object" in node["type"]):
+            isinstance(node, dict) and isinstance(node.get("type"), list) and "object" in node["type"]
+        ):
             assert node.get("additionalProperties") is False, pointer
             assert set(node.get("required", [])) == set(node.get("properties", {})), pointer
         assert not (isinstance(node, dict) and "oneOf" in node), pointer
@@ -124,7 +132,9 @@ def test_05_recursive_schemas_kept_with_defs(tmp_path: Path) -> None:
     linted = json.loads(run("lint", str(tmp_path / "api.yaml"), "--format", "json").stdout)["findings"]
     cycles = [f["message"] for f in linted if f["code"] == "schema-cycle" and f["severity"] == "info"]
     assert any("Folder -> Folder" in line for line in cycles)
-    assert any("Filter -> Compound -> Filter" in line or "Compound -> Filter -> Compound" in line for line in cycles)
+    assert any(
+        "Filter -> Compound -> Filter" in line or "Compound -> Filter -> Compound" in line for line in cycles
+    )
     assert len(cycles) == 2
 
 
@@ -139,7 +149,9 @@ def test_08_nullable_becomes_null_types(tmp_path: Path) -> None:
     assert not validator.is_valid({"title": "t"})  # note is required (nullable)
     for arg in ("price", "tags", "region"):
         assert validator.is_valid({"title": "t", "note": None, arg: None}), arg
-    jsonschema.validate({"id": "x", "price": None}, record["outputSchema"], cls=jsonschema.Draft202012Validator)
+    jsonschema.validate(
+        {"id": "x", "price": None}, record["outputSchema"], cls=jsonschema.Draft202012Validator
+    )
     bindings = {b["name"]: b for b in built.row("record_create_item")["request"]["bindings"]}
     assert bindings["note"]["null"] == "send"
     assert bindings["price"]["null"] == bindings["tags"]["null"] == bindings["region"]["null"] == "omit"
@@ -156,8 +168,12 @@ def test_11_top_level_allof_merged_and_conflict_named(tmp_path: Path) -> None:
     assert {"name", "notes", "campaignId", "budget", "accountId"} <= set(props)
     assert set(tool["inputSchema"]["required"]) >= {"name", "campaignId", "budget", "accountId"}
     assert "notes" not in tool["inputSchema"]["required"]
-    ok = {"accountId": "a", "name": "n", "campaignId": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
-          "budget": {"amount": 5, "currency": "EUR"}}
+    ok = {
+        "accountId": "a",
+        "name": "n",
+        "campaignId": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+        "budget": {"amount": 5, "currency": "EUR"},
+    }
     jsonschema.validate(ok, tool["inputSchema"], cls=jsonschema.Draft202012Validator)
     for _, node in walk(built.json("openai.json")):
         assert not (isinstance(node, dict) and "allOf" in node)
@@ -192,7 +208,11 @@ def test_14_formats_per_dialect(tmp_path: Path) -> None:
     for name, node in params.items():
         if "format" in node:
             assert node["format"] in OPENAI_FORMATS and "string" in node["type"], name
-    assert "format" not in params["url"] and "format" not in params["token"] and "format" not in params["retries"]
+    assert (
+        "format" not in params["url"]
+        and "format" not in params["token"]
+        and "format" not in params["retries"]
+    )
     assert params["startedAt"]["format"] == "date-time" and params["pageId"]["format"] == "uuid"
     assert "format: uri" in params["url"]["description"]
     mcp = built.tool("mcp", "preview_scrape_page")["inputSchema"]["properties"]
@@ -206,7 +226,9 @@ def test_15_optional_fields_strict_widening_is_openai_only(tmp_path: Path) -> No
     params = built.tool("openai", "preview_extract_web_page")["function"]["parameters"]
     for pointer, node in walk(params):
         if isinstance(node, dict) and "properties" in node:
-            assert node["additionalProperties"] is False and set(node["required"]) == set(node["properties"]), pointer
+            assert node["additionalProperties"] is False and set(node["required"]) == set(
+                node["properties"]
+            ), pointer
     props = params["properties"]
     assert "anyOf" in props["urls"] and "null" not in json.dumps(props["urls"])
     assert None in props["depth"]["enum"]
@@ -226,7 +248,10 @@ def test_19_read_only_properties_never_in_inputs(tmp_path: Path) -> None:
         props = built.tool(dialect, "preview_update_project")[key]["properties"]
         assert {"name", "webhookSecret", "projectId"} <= set(props)
         assert not {"id", "senderId", "createdAt"} & set(props)
-        assert set(built.tool(dialect, "record_update_project")[key]["properties"]) == {"preview_id", "action_id"}
+        assert set(built.tool(dialect, "record_update_project")[key]["properties"]) == {
+            "preview_id",
+            "action_id",
+        }
     readonly = {b["name"] for b in built.row("record_update_project")["request"]["bindings"]}
     assert not {"id", "senderId", "createdAt"} & readonly  # nor sent from a stored preview
     mcp = built.tool("mcp", "preview_update_project")["inputSchema"]
@@ -242,14 +267,20 @@ def test_21_output_refs_resolve_and_any_stays_any(tmp_path: Path) -> None:
     assert_conformant(built)
     out = built.tool("mcp", "record_profile_columns")["outputSchema"]
     assert out["type"] == "object"
-    sample = {"results": [{"metric": {"type": "numeric", "minVal": 2, "maxVal": 555}},
-                          {"metric": {"type": "string", "minLength": 2, "maxLength": 5}}], "otherData": "x"}
+    sample = {
+        "results": [
+            {"metric": {"type": "numeric", "minVal": 2, "maxVal": 555}},
+            {"metric": {"type": "string", "minLength": 2, "maxLength": 5}},
+        ],
+        "otherData": "x",
+    }
     jsonschema.validate(sample, out, cls=jsonschema.Draft202012Validator)
     page = built.tool("mcp", "list_profiles")
     assert built.row("list_profiles")["pagination"]["style"] == "cursor"
     items = sample["results"]
-    jsonschema.validate({"items": items, "next_cursor": None}, page["outputSchema"],
-                        cls=jsonschema.Draft202012Validator)
+    jsonschema.validate(
+        {"items": items, "next_cursor": None}, page["outputSchema"], cls=jsonschema.Draft202012Validator
+    )
 
 
 def test_24_no_parameter_operations(tmp_path: Path) -> None:
@@ -257,14 +288,27 @@ def test_24_no_parameter_operations(tmp_path: Path) -> None:
     assert_conformant(built)
     for name in ("get_health", "get_current_user"):
         assert built.tool("openai", name)["function"]["parameters"] == {
-            "type": "object", "properties": {}, "required": [], "additionalProperties": False}
+            "type": "object",
+            "properties": {},
+            "required": [],
+            "additionalProperties": False,
+        }
         schema = built.tool("anthropic", name)["input_schema"]
         assert schema["type"] == "object" and schema.get("properties") == {}
         assert built.tool("mcp", name)["inputSchema"] == {"type": "object", "additionalProperties": False}
     row = built.row("get_current_user")
     assert row["request"]["bindings"] == []
-    assert row["auth"] == [{"scheme": "bearerAuth", "kind": "bearer", "in": "header", "name": "Authorization",
-                            "secret": "API_TOKEN", "scopes": [], "per_caller": None}]
+    assert row["auth"] == [
+        {
+            "scheme": "bearerAuth",
+            "kind": "bearer",
+            "in": "header",
+            "name": "Authorization",
+            "secret": "API_TOKEN",
+            "scopes": [],
+            "per_caller": None,
+        }
+    ]
     assert built.row("get_health")["auth"] == []
     out = built.tool("mcp", "get_current_user")["outputSchema"]
     assert out["properties"]["user"]["type"] == "object"
@@ -278,8 +322,7 @@ CASE_DIRS = sorted(p.name for p in CASES.iterdir() if (p / "spec.yaml").is_file(
 def test_every_dialect_is_conformant_and_openai_fully_strict(case: str, tmp_path: Path) -> None:
     """Issue 12: every fault case, include-everything: 0 violations in every dialect, 100% OpenAI
     strict, Anthropic strict for at least one tool where any can be."""
-    built = build(tmp_path, CASES / case / "spec.yaml",
-                  emit="openai,anthropic,mcp,gemini,policy,report")
+    built = build(tmp_path, CASES / case / "spec.yaml", emit="openai,anthropic,mcp,gemini,policy,report")
     assert_conformant(built)
     openai = built.json("openai.json")
     assert all(t["function"]["strict"] is True for t in openai), case

@@ -23,8 +23,10 @@ from toolgen.dialects.gemini import gemini_parameters
 from toolgen.search.tool import SEARCH_TOOL_NAME
 
 GITHUB = REPO / "specs" / "github.slice.json"
-DEFERRED = ("toolsets: {issues: {description: Triage issues., loading: eager}}\n"
-            'include: [{match: "tag:issues", toolset: issues}, {match: "*", toolset: from_tag, loading: deferred}]\n')
+DEFERRED = (
+    "toolsets: {issues: {description: Triage issues., loading: eager}}\n"
+    'include: [{match: "tag:issues", toolset: issues}, {match: "*", toolset: from_tag, loading: deferred}]\n'
+)
 
 
 def _corpuslib() -> Any:
@@ -53,7 +55,11 @@ def test_every_function_then_a_client_run_search(deferred: Any) -> None:
         assert f["parameters"] == json_schema_of(declarations[f["name"]])
         assert f.get("defer_loading", False) is (rows[f["name"]]["loading"] == "deferred")
     search = catalog[-1]
-    assert (search["type"], search["execution"], search["name"]) == ("tool_search", "client", SEARCH_TOOL_NAME)
+    assert (search["type"], search["execution"], search["name"]) == (
+        "tool_search",
+        "client",
+        SEARCH_TOOL_NAME,
+    )
     assert search["parameters"]["required"] == ["query"]
     assert check_interactions_catalog(catalog) == []
 
@@ -64,7 +70,9 @@ def test_the_catalogs_pass_the_sdk_type(deferred: Any) -> None:
         result = _corpuslib().check_catalog("gemini.interactions", deferred.json(name))
         assert result.failures == [] and result.entries > 20
     for api in ("tickets", "github", "stripe"):
-        catalog = json.loads((REPO / "generated" / api / "gemini.interactions.json").read_text(encoding="utf-8"))
+        catalog = json.loads(
+            (REPO / "generated" / api / "gemini.interactions.json").read_text(encoding="utf-8")
+        )
         assert _corpuslib().check_catalog("gemini.interactions", catalog).failures == [], api
 
 
@@ -82,32 +90,52 @@ def test_without_deferred_tools_no_search_entry(tmp_path: Path) -> None:
     assert all(e["type"] == "function" and "defer_loading" not in e for e in catalog)
 
 
-@pytest.mark.parametrize(("change", "rule"), [
-    (lambda c: c.append({"type": "tool_search", "execution": "client", "name": "s2",
-                         "parameters": {"type": "object"}}), "F.3-interactions-search"),
-    (lambda c: c.pop(), "F.3-interactions-search"),                         # deferred functions, no search
-    (lambda c: c[0].update(parametersJsonSchema={}), "F.3-interactions-shape"),
-    (lambda c: c[0].update(name="bad name"), "F.3-interactions-name"),
-    (lambda c: c[1].update(name=c[0]["name"]), "F.3-interactions-name"),
-    (lambda c: c[0]["parameters"].update(nullable=True), "F.3-interactions-nullable"),
-    (lambda c: c[0].update(parameters={"type": "string"}), "F.3-interactions-parameters"),
-    (lambda c: c[-1].update(execution="server"), "F.3-interactions-search"),
-    (lambda c: c[0].update(defer_loading="yes"), "F.3-interactions-defer"),
-])
+@pytest.mark.parametrize(
+    ("change", "rule"),
+    [
+        (
+            lambda c: c.append(
+                {"type": "tool_search", "execution": "client", "name": "s2", "parameters": {"type": "object"}}
+            ),
+            "F.3-interactions-search",
+        ),
+        (lambda c: c.pop(), "F.3-interactions-search"),  # deferred functions, no search
+        (lambda c: c[0].update(parametersJsonSchema={}), "F.3-interactions-shape"),
+        (lambda c: c[0].update(name="bad name"), "F.3-interactions-name"),
+        (lambda c: c[1].update(name=c[0]["name"]), "F.3-interactions-name"),
+        (lambda c: c[0]["parameters"].update(nullable=True), "F.3-interactions-nullable"),
+        (lambda c: c[0].update(parameters={"type": "string"}), "F.3-interactions-parameters"),
+        (lambda c: c[-1].update(execution="server"), "F.3-interactions-search"),
+        (lambda c: c[0].update(defer_loading="yes"), "F.3-interactions-defer"),
+    ],
+)
 def test_the_check_refuses(deferred: Any, change: Any, rule: str) -> None:
     catalog = deferred.json("gemini.interactions.json")
     change(catalog)
     assert rule in {v.rule for v in check_interactions_catalog(catalog)}
 
 
-SCALARS = st.sampled_from([{"type": "string"}, {"type": "integer", "minimum": 1}, {"type": ["string", "null"]},
-                           {"type": "string", "enum": ["a", "b"]}, {"type": "integer", "enum": [1, 2]},
-                           {"type": "string", "format": "date-time"}, {"type": "boolean"},
-                           {"type": "array", "items": {"type": "number"}}])
-SCHEMAS = st.recursive(SCALARS, lambda inner: st.builds(
-    lambda props, req: {"type": "object", "properties": props, "required": sorted(set(req) & set(props))},
-    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=3),
-    st.lists(st.sampled_from(["a", "b", "c"]))), max_leaves=6)
+SCALARS = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer", "minimum": 1},
+        {"type": ["string", "null"]},
+        {"type": "string", "enum": ["a", "b"]},
+        {"type": "integer", "enum": [1, 2]},
+        {"type": "string", "format": "date-time"},
+        {"type": "boolean"},
+        {"type": "array", "items": {"type": "number"}},
+    ]
+)
+SCHEMAS = st.recursive(
+    SCALARS,
+    lambda inner: st.builds(
+        lambda props, req: {"type": "object", "properties": props, "required": sorted(set(req) & set(props))},
+        st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=3),
+        st.lists(st.sampled_from(["a", "b", "c"])),
+    ),
+    max_leaves=6,
+)
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -115,8 +143,12 @@ SCHEMAS = st.recursive(SCALARS, lambda inner: st.builds(
 def test_the_json_schema_of_any_declaration_is_valid_and_keeps_its_shape(props: dict[str, Any]) -> None:
     """Whatever the canonical arguments, the Gemini view written as JSON Schema is valid 2020-12, passes
     the Interactions check, and has the view's properties and required lists at every level."""
-    canonical = {"type": "object", "properties": props, "required": sorted(props)[:1],
-                 "additionalProperties": False}
+    canonical = {
+        "type": "object",
+        "properties": props,
+        "required": sorted(props)[:1],
+        "additionalProperties": False,
+    }
     declaration = {"name": "t", "description": "d", "parameters": gemini_parameters(canonical).schema}
     schema = json_schema_of(declaration)
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -126,20 +158,33 @@ def test_the_json_schema_of_any_declaration_is_valid_and_keeps_its_shape(props: 
     def shape(node: Any) -> Any:
         if not isinstance(node, dict):
             return None
-        return (sorted(node.get("properties", {})), node.get("required"),
-                {k: shape(v) for k, v in node.get("properties", {}).items()}, shape(node.get("items")))
+        return (
+            sorted(node.get("properties", {})),
+            node.get("required"),
+            {k: shape(v) for k, v in node.get("properties", {}).items()},
+            shape(node.get("items")),
+        )
 
     assert shape(schema) == shape(declaration["parameters"])
 
 
 def test_toolgen_catalog_cuts_it_to_the_callers_scopes() -> None:
     """A host sends an Interactions client only what its caller may use; the search entry stays."""
-    printed = run("catalog", str(REPO / "generated" / "github"), "--dialect", "gemini.interactions",
-                  "--scopes", "issues:read")
+    printed = run(
+        "catalog",
+        str(REPO / "generated" / "github"),
+        "--dialect",
+        "gemini.interactions",
+        "--scopes",
+        "issues:read",
+    )
     assert printed.exit_code == 0, printed.output
     names = [e["name"] for e in json.loads(printed.output)]
     assert names[-1] == SEARCH_TOOL_NAME and "list_issues" in names
     assert not any(n.startswith(("preview_", "record_")) for n in names)  # issues:write not held
-    nothing = json.loads(run("catalog", str(REPO / "generated" / "github"), "--dialect", "gemini.interactions",
-                             "--scopes", "").output)
+    nothing = json.loads(
+        run(
+            "catalog", str(REPO / "generated" / "github"), "--dialect", "gemini.interactions", "--scopes", ""
+        ).output
+    )
     assert [e["name"] for e in nothing] == [SEARCH_TOOL_NAME]

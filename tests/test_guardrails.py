@@ -16,14 +16,21 @@ SCRIPT = REPO / ".ci" / "guardrails.py"
 BASELINE = Path(".ci") / "guardrails-baseline.txt"
 
 # a function with 26 branches: over the limits of C901 (25) and PLR0912 (20)
-TANGLED = "def tangled(x: int) -> int:\n" + "".join(
-    f"    if x == {n}:\n        return {n}\n" for n in range(26)
-) + "    return -1\n"
+TANGLED = (
+    "def tangled(x: int) -> int:\n"
+    + "".join(f"    if x == {n}:\n        return {n}\n" for n in range(26))
+    + "    return -1\n"
+)
 
 
 def _gate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root), *args],
-                          capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +96,9 @@ def test_a_baselined_module_may_not_grow_and_must_be_lowered_when_it_shrinks(cop
     original = (copy / BASELINE).read_text(encoding="utf-8")
     try:
         planted.write_text(text, encoding="utf-8")
-        (copy / BASELINE).write_text(original + "benchmarks/planted.py  module-lines  802\n", encoding="utf-8")
+        (copy / BASELINE).write_text(
+            original + "benchmarks/planted.py  module-lines  802\n", encoding="utf-8"
+        )
         assert _gate(copy).returncode == 0
         planted.write_text(text + "\n", encoding="utf-8")
         grew = _gate(copy)
@@ -145,8 +154,9 @@ def test_ruffs_limits_are_the_gates(copy: Path) -> None:
     original = (copy / "pyproject.toml").read_text(encoding="utf-8")
     assert "max-branches = 20\n" in original
     try:
-        (copy / "pyproject.toml").write_text(original.replace("max-branches = 20\n", "max-branches = 25\n"),
-                                            encoding="utf-8")
+        (copy / "pyproject.toml").write_text(
+            original.replace("max-branches = 20\n", "max-branches = 25\n"), encoding="utf-8"
+        )
         done = _gate(copy)
         assert done.returncode == 1 and "sets PLR0912's limit to 25, the gate's is 20" in done.stdout
     finally:

@@ -45,11 +45,60 @@ CANARY_NAME = "CANARY_INJECTED"
 # --- hostile text ---------------------------------------------------------------------------------
 
 _FRAGMENTS = [
-    '"', "'", '"""', "'''", "`", "\\", "\\n", "\n", "\r", "\r\n", "\t", "\u2028", "\u2029", "\x0b", "\x0c",
-    "{{ 7*7 }}", "{% raw %}", "{%- endraw -%}", "{# c #}", "${HOME}", "$(id)", "%s", "%(x)s", "{0}", "{}",
-    "#", "# -*- coding: latin-1 -*-", "\\x00", "\\u0041", "</script>", "<!--", "-->", "|", "*", "_", "[x](y)",
-    "é", "日本語", "\U0001f600", "\u202e", "\u200b", "\ufeff", "ß", "İ",
-    "None", "True", "class", "import", "lambda", "__import__", "__builtins__", "self", "print", "exec",
+    '"',
+    "'",
+    '"""',
+    "'''",
+    "`",
+    "\\",
+    "\\n",
+    "\n",
+    "\r",
+    "\r\n",
+    "\t",
+    "\u2028",
+    "\u2029",
+    "\x0b",
+    "\x0c",
+    "{{ 7*7 }}",
+    "{% raw %}",
+    "{%- endraw -%}",
+    "{# c #}",
+    "${HOME}",
+    "$(id)",
+    "%s",
+    "%(x)s",
+    "{0}",
+    "{}",
+    "#",
+    "# -*- coding: latin-1 -*-",
+    "\\x00",
+    "\\u0041",
+    "</script>",
+    "<!--",
+    "-->",
+    "|",
+    "*",
+    "_",
+    "[x](y)",
+    "é",
+    "日本語",
+    "\U0001f600",
+    "\u202e",
+    "\u200b",
+    "\ufeff",
+    "ß",
+    "İ",
+    "None",
+    "True",
+    "class",
+    "import",
+    "lambda",
+    "__import__",
+    "__builtins__",
+    "self",
+    "print",
+    "exec",
 ]
 
 
@@ -78,15 +127,35 @@ def hostile_text(canary: str, *, min_size: int = 0) -> st.SearchStrategy[str]:
     return joined | long if min_size else st.just("") | joined | long
 
 
-_KEYWORDISH = sorted(set(keyword.kwlist) | {"print", "id", "type", "list", "dict", "self", "cls", "None", "True",
-                                             "__init__", "__class__", "model_config", "schema", "json", "copy"})
+_KEYWORDISH = sorted(
+    set(keyword.kwlist)
+    | {
+        "print",
+        "id",
+        "type",
+        "list",
+        "dict",
+        "self",
+        "cls",
+        "None",
+        "True",
+        "__init__",
+        "__class__",
+        "model_config",
+        "schema",
+        "json",
+        "copy",
+    }
+)
 _COLLIDING = ["a-b", "a_b", "a.b", "a b", "A-B", "a+b", "a__b", "a--b", "_a_b_", "a[]b", "a<b", "a>b", "a=b"]
 
 
 def hostile_name(canary: str) -> st.SearchStrategy[str]:
-    return (st.sampled_from(_KEYWORDISH + _COLLIDING)
-            | hostile_text(canary, min_size=1)
-            | st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=70))
+    return (
+        st.sampled_from(_KEYWORDISH + _COLLIDING)
+        | hostile_text(canary, min_size=1)
+        | st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=70)
+    )
 
 
 # --- documents ------------------------------------------------------------------------------------
@@ -99,8 +168,13 @@ def hostile_document(draw: Any, canary: str) -> dict[str, Any]:
     enum = st.lists(text | st.integers() | st.none() | st.booleans(), min_size=1, max_size=6)
 
     def schema(depth: int = 0) -> Any:
-        kind = draw(st.sampled_from(["string", "integer", "boolean", "enum", "object", "array"]
-                                    if depth < 2 else ["string", "integer", "enum"]))
+        kind = draw(
+            st.sampled_from(
+                ["string", "integer", "boolean", "enum", "object", "array"]
+                if depth < 2
+                else ["string", "integer", "enum"]
+            )
+        )
         out: dict[str, Any]
         if kind == "enum":
             out = {"enum": draw(enum)}
@@ -126,27 +200,52 @@ def hostile_document(draw: Any, canary: str) -> dict[str, Any]:
         param = draw(name).replace("{", "(").replace("}", ")").replace("/", "_") or "p"
         path = f"/r{i}/{segment}/{{{param}}}"
         item: dict[str, Any] = {}
-        for method in draw(st.lists(st.sampled_from(["get", "post", "put", "patch", "delete", "head"]),
-                                    min_size=1, max_size=3, unique=True)):
+        for method in draw(
+            st.lists(
+                st.sampled_from(["get", "post", "put", "patch", "delete", "head"]),
+                min_size=1,
+                max_size=3,
+                unique=True,
+            )
+        ):
             op: dict[str, Any] = {
-                "parameters": [{"name": param, "in": "path", "required": True, "schema": schema(2),
-                                "description": draw(text)}],
-                "responses": {"200": {"description": draw(text), "content": {"application/json": {
-                    "schema": schema()}}}},
+                "parameters": [
+                    {
+                        "name": param,
+                        "in": "path",
+                        "required": True,
+                        "schema": schema(2),
+                        "description": draw(text),
+                    }
+                ],
+                "responses": {
+                    "200": {"description": draw(text), "content": {"application/json": {"schema": schema()}}}
+                },
             }
             for _ in range(draw(st.integers(0, 3))):
-                op["parameters"].append({"name": draw(name), "in": draw(st.sampled_from(["query", "header"])),
-                                         "schema": schema(1), "description": draw(text)})
+                op["parameters"].append(
+                    {
+                        "name": draw(name),
+                        "in": draw(st.sampled_from(["query", "header"])),
+                        "schema": schema(1),
+                        "description": draw(text),
+                    }
+                )
             if draw(st.booleans()):
                 op["operationId"] = draw(name | st.sampled_from(["get-x", "get_x", "get.x", "getX"]))
             for key in ("summary", "description"):
                 if draw(st.booleans()):
                     op[key] = draw(text)
             if method in ("post", "put", "patch") and draw(st.booleans()):
-                media = draw(st.sampled_from(["application/json", "application/x-www-form-urlencoded",
-                                              "multipart/form-data"]))
-                op["requestBody"] = {"required": draw(st.booleans()),
-                                     "content": {media: {"schema": schema()}}}
+                media = draw(
+                    st.sampled_from(
+                        ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"]
+                    )
+                )
+                op["requestBody"] = {
+                    "required": draw(st.booleans()),
+                    "content": {media: {"schema": schema()}},
+                }
             if draw(st.booleans()):
                 op["tags"] = [draw(text)]
             item[method] = op
@@ -168,20 +267,30 @@ def hostile_intent_body(draw: Any, canary: str, doc: dict[str, Any]) -> str:
     text = hostile_text(canary)
     body = 'include: [{match: "*"}]\n'
     if draw(st.booleans()):
-        body += (f"api: {{name: x, title: {_yaml_str(json.dumps(draw(text), ensure_ascii=False))}, "
-                 f"base_url: {_yaml_str(json.dumps('https://h/' + draw(text), ensure_ascii=False))}}}\n")
+        body += (
+            f"api: {{name: x, title: {_yaml_str(json.dumps(draw(text), ensure_ascii=False))}, "
+            f"base_url: {_yaml_str(json.dumps('https://h/' + draw(text), ensure_ascii=False))}}}\n"
+        )
     if draw(st.booleans()):
         path, item = next(iter(doc["paths"].items()))
         method = next(iter(item))
         key = draw(st.sampled_from(["hostile_tool", "class", "None"]) | hostile_name(canary))
-        tool = {"operation": f"{method.upper()} {path}", "effect": draw(st.sampled_from(["read", "write",
-                                                                                        "destructive"])),
-                "description": draw(text), "title": draw(text),
-                "permission": draw(st.sampled_from(["x:write", "x:read"]) | text)}
+        tool = {
+            "operation": f"{method.upper()} {path}",
+            "effect": draw(st.sampled_from(["read", "write", "destructive"])),
+            "description": draw(text),
+            "title": draw(text),
+            "permission": draw(st.sampled_from(["x:write", "x:read"]) | text),
+        }
         if tool["effect"] != "read":
             tool["approval"] = "required"
-        body += "tools:\n  " + _yaml_str(json.dumps(key, ensure_ascii=False)) + ": " + \
-            _yaml_str(json.dumps(tool, ensure_ascii=False)) + "\n"
+        body += (
+            "tools:\n  "
+            + _yaml_str(json.dumps(key, ensure_ascii=False))
+            + ": "
+            + _yaml_str(json.dumps(tool, ensure_ascii=False))
+            + "\n"
+        )
     return body
 
 
@@ -220,8 +329,13 @@ for line in sys.stdin:
 """
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
         self.lock = threading.Lock()
 
     def load(self, root: Path, name: str) -> str:
@@ -315,30 +429,51 @@ def _run(tmp_path_factory: pytest.TempPathFactory, importer: _Importer, data: st
     _check_one(tmp, importer, doc, body, canary)
 
 
-_FAST = settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck), database=None)
-_SLOW = settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+_FAST = settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
+_SLOW = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
 
 
 @_FAST
 @given(data=st.data())
-def test_hostile_documents_build_safely(tmp_path_factory: pytest.TempPathFactory, importer: _Importer,
-                                        data: st.DataObject) -> None:
+def test_hostile_documents_build_safely(
+    tmp_path_factory: pytest.TempPathFactory, importer: _Importer, data: st.DataObject
+) -> None:
     _run(tmp_path_factory, importer, data)
 
 
 @pytest.mark.slow
 @_SLOW
 @given(data=st.data())
-def test_hostile_documents_build_safely_many(tmp_path_factory: pytest.TempPathFactory, importer: _Importer,
-                                             data: st.DataObject) -> None:
+def test_hostile_documents_build_safely_many(
+    tmp_path_factory: pytest.TempPathFactory, importer: _Importer, data: st.DataObject
+) -> None:
     _run(tmp_path_factory, importer, data)
 
 
 # --- broken documents: a located error (exit 2) and nothing written, or a build ---------------------
 
-_GARBAGE: list[Any] = [None, 42, -1.5, True, "x", "", [], {}, [1, "a"], {"$ref": "#/nope"},
-                       {"$ref": "http://example.com/x.json#/a"}, {"$ref": "#/paths"}, {"$ref": 5},
-                       {"type": "object", "properties": []}, {"type": ["string", 3]}, {"allOf": [{"$ref": "#"}]}]
+_GARBAGE: list[Any] = [
+    None,
+    42,
+    -1.5,
+    True,
+    "x",
+    "",
+    [],
+    {},
+    [1, "a"],
+    {"$ref": "#/nope"},
+    {"$ref": "http://example.com/x.json#/a"},
+    {"$ref": "#/paths"},
+    {"$ref": 5},
+    {"type": "object", "properties": []},
+    {"type": ["string", 3]},
+    {"allOf": [{"$ref": "#"}]},
+]
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -377,11 +512,16 @@ def _check_broken(tmp: Path, doc: dict[str, Any]) -> None:
     spec = work / "spec.json"
     spec.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     intent = work / "x.yaml"
-    intent.write_text(f'toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: x}}\ninclude: [{{match: "*"}}]\n',
-                      encoding="utf-8")
+    intent.write_text(
+        f'toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: x}}\ninclude: [{{match: "*"}}]\n',
+        encoding="utf-8",
+    )
     out = work / "out"
-    result = CliRunner().invoke(main, ["build", str(intent), "--out", str(out), "-q", "--emit",
-                                       "openai,anthropic,mcp,policy,report"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        ["build", str(intent), "--out", str(out), "-q", "--emit", "openai,anthropic,mcp,policy,report"],
+        catch_exceptions=False,
+    )
     assert "Traceback" not in result.output
     assert result.exit_code in (0, 1, 2), result.output  # 1: the build's lint findings include an error
     if result.exit_code in (1, 2):
@@ -400,8 +540,9 @@ def _check_broken(tmp: Path, doc: dict[str, Any]) -> None:
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data())
-def test_broken_documents_are_refused_with_a_location(tmp_path_factory: pytest.TempPathFactory,
-                                                      data: st.DataObject) -> None:
+def test_broken_documents_are_refused_with_a_location(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
     tmp = tmp_path_factory.mktemp("broken")
     _check_broken(tmp, data.draw(broken_document(str(tmp / CANARY_NAME)), label="document"))
 
@@ -409,7 +550,8 @@ def test_broken_documents_are_refused_with_a_location(tmp_path_factory: pytest.T
 @pytest.mark.slow
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data())
-def test_broken_documents_are_refused_with_a_location_many(tmp_path_factory: pytest.TempPathFactory,
-                                                           data: st.DataObject) -> None:
+def test_broken_documents_are_refused_with_a_location_many(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
     tmp = tmp_path_factory.mktemp("broken")
     _check_broken(tmp, data.draw(broken_document(str(tmp / CANARY_NAME)), label="document"))

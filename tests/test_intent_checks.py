@@ -12,25 +12,63 @@ from tests.support.build import REPO, build
 TICKETS = REPO / "specs" / "tickets.yaml"
 
 
-@pytest.mark.parametrize("body, code, where", [
-    (("tools:\n  get_ticket:\n    operation: getTicket\n    effect: read\n"
-      "    output: {redact: [requester.mail]}\n"), "output-redact-unknown", "api.yaml:8:"),
-    ("auth:\n  oauht: {secret: T}\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n",
-     "auth-scheme-unknown", "api.yaml:5:"),
-    ("tools:\n  get_ticket: {operation: getTicket, effect: read, permission: 'ticket:read ticket:write'}\n",
-     "permission-invalid", "api.yaml:5:"),
-    ("tools:\n  get_ticket: {operation: getTicket, effect: read, permission: ''}\n", "permission-invalid", "api.yaml:5:"),
-    (("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
-      "    pagination: {style: cursor, cursor: starting_after, items: data}\n"), "pagination-next-missing", "api.yaml:8:"),
-    (("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
-      "    pagination: {style: cursor, cursor: starting_after, items: data, next: next_token}\n"),
-     "pagination-field-missing", "api.yaml:8:"),
-    (("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
-      "    pagination: {style: cursor, cursor: starting_after, items: data, has_more: has_more, cursor_from_item: ident}\n"),
-     "pagination-field-missing", "api.yaml:8:"),
-    ("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n    fixed: {status: archived}\n",
-     "fixed-invalid", "api.yaml:8:"),
-])
+@pytest.mark.parametrize(
+    "body, code, where",
+    [
+        (
+            (
+                "tools:\n  get_ticket:\n    operation: getTicket\n    effect: read\n"
+                "    output: {redact: [requester.mail]}\n"
+            ),
+            "output-redact-unknown",
+            "api.yaml:8:",
+        ),
+        (
+            "auth:\n  oauht: {secret: T}\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n",
+            "auth-scheme-unknown",
+            "api.yaml:5:",
+        ),
+        (
+            "tools:\n  get_ticket: {operation: getTicket, effect: read, permission: 'ticket:read ticket:write'}\n",
+            "permission-invalid",
+            "api.yaml:5:",
+        ),
+        (
+            "tools:\n  get_ticket: {operation: getTicket, effect: read, permission: ''}\n",
+            "permission-invalid",
+            "api.yaml:5:",
+        ),
+        (
+            (
+                "tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
+                "    pagination: {style: cursor, cursor: starting_after, items: data}\n"
+            ),
+            "pagination-next-missing",
+            "api.yaml:8:",
+        ),
+        (
+            (
+                "tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
+                "    pagination: {style: cursor, cursor: starting_after, items: data, next: next_token}\n"
+            ),
+            "pagination-field-missing",
+            "api.yaml:8:",
+        ),
+        (
+            (
+                "tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
+                "    pagination: {style: cursor, cursor: starting_after, items: data, has_more: has_more, cursor_from_item: ident}\n"
+            ),
+            "pagination-field-missing",
+            "api.yaml:8:",
+        ),
+        (
+            "tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n    fixed: {status: archived}\n",
+            "fixed-invalid",
+            "api.yaml:8:",
+        ),
+    ],
+)
 def test_mistake_is_a_located_error(tmp_path: Path, body: str, code: str, where: str) -> None:
     built = build(tmp_path, TICKETS, body, expect=2)
     assert f"error[{code}]" in built.result.output and where in built.result.output, built.result.output
@@ -53,17 +91,30 @@ def test_include_matching_nothing_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_redacted_field_keeps_a_valid_output_schema(tmp_path: Path) -> None:
-    built = build(tmp_path, TICKETS, "tools:\n  get_ticket:\n    operation: getTicket\n    effect: read\n"
-                  "    output: {fields: [id, requester.email], redact: [requester.email]}\n")
+    built = build(
+        tmp_path,
+        TICKETS,
+        "tools:\n  get_ticket:\n    operation: getTicket\n    effect: read\n"
+        "    output: {fields: [id, requester.email], redact: [requester.email]}\n",
+    )
     schema = built.tool("mcp", "get_ticket")["outputSchema"]
-    jsonschema.validate({"id": "T-1", "requester": {"email": "[redacted]"}}, schema,
-                        cls=jsonschema.Draft202012Validator, format_checker=jsonschema.FormatChecker())
+    jsonschema.validate(
+        {"id": "T-1", "requester": {"email": "[redacted]"}},
+        schema,
+        cls=jsonschema.Draft202012Validator,
+        format_checker=jsonschema.FormatChecker(),
+    )
 
 
 def test_build_fails_on_lint_errors(tmp_path: Path) -> None:
     """A lint error fails the build (exit 1), printed and located; nothing is written."""
-    built = build(tmp_path, TICKETS, "tools:\n  ticket_delete:\n    operation: deleteTicket\n"
-                  "    effect: destructive\n    permission: ticket:delete\n    approval: never\n"
-                  "    idempotency: {key: action_id}\n", expect=1)
+    built = build(
+        tmp_path,
+        TICKETS,
+        "tools:\n  ticket_delete:\n    operation: deleteTicket\n"
+        "    effect: destructive\n    permission: ticket:delete\n    approval: never\n"
+        "    idempotency: {key: action_id}\n",
+        expect=1,
+    )
     assert "api.yaml:" in built.result.output and "error[destructive-without-approval]" in built.result.output
     assert not built.out.exists()

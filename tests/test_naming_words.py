@@ -23,7 +23,9 @@ def test_has_word_agrees_with_the_regex_boundary(text: str, word: str) -> None:
 
 
 @settings(max_examples=examples(200))
-@given(st.text(ALPHABET, max_size=10), st.text(ALPHABET, min_size=1, max_size=5), st.text(ALPHABET, max_size=10))
+@given(
+    st.text(ALPHABET, max_size=10), st.text(ALPHABET, min_size=1, max_size=5), st.text(ALPHABET, max_size=10)
+)
 def test_a_word_set_apart_by_spaces_is_found(before: str, word: str, after: str) -> None:
     text = f"{before} {word} {after}"
     assert has_word(text, word) == bool(re.search(rf"\b{re.escape(word)}\b", text))

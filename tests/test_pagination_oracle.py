@@ -16,7 +16,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
-_spec = importlib.util.spec_from_file_location("toolgen_bench_pagination", REPO / "benchmarks" / "pagination_drafts.py")
+_spec = importlib.util.spec_from_file_location(
+    "toolgen_bench_pagination", REPO / "benchmarks" / "pagination_drafts.py"
+)
 assert _spec is not None and _spec.loader is not None
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
@@ -31,13 +33,18 @@ TEXT = {"type": "string"}
 
 
 def _get(answer: dict[str, Any], *params: str) -> dict[str, Any]:
-    return {"parameters": [{"name": p, "in": "query", "schema": TEXT} for p in params],
-            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": answer}}}}}
+    return {
+        "parameters": [{"name": p, "in": "query", "schema": TEXT} for p in params],
+        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": answer}}}},
+    }
 
 
 def test_a_single_object_with_a_paged_sub_list_does_not_page() -> None:
-    album = _obj(available_markets={"type": "array", "items": TEXT}, name=TEXT,
-                 tracks=_obj(items=LIST, next=TEXT, total={"type": "integer"}))
+    album = _obj(
+        available_markets={"type": "array", "items": TEXT},
+        name=TEXT,
+        tracks=_obj(items=LIST, next=TEXT, total={"type": "integer"}),
+    )
     assert bench.pages(_get(album, "market"), [], {}) is None
     # the same sub-list paged by a parameter of the operation still counts, by its parameter
     found = bench.pages(_get(album, "offset"), [], {})

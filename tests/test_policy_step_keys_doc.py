@@ -29,7 +29,9 @@ def _described(array: str, record_key: str) -> str:
     """The key a reader computes from the cell: `tgs-` + the SHA-256 hex digest of the JSON array
     with the record key in its place."""
     tool, _, step = json.loads(array.replace("<record key>", '"__KEY__"'))
-    digest = hashlib.sha256(json.dumps([tool, record_key, step], ensure_ascii=False).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps([tool, record_key, step], ensure_ascii=False).encode("utf-8")
+    ).hexdigest()
     return "tgs-" + digest
 
 

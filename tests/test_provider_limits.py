@@ -37,13 +37,32 @@ from toolgen.search.tool import openai_search_function
 
 def _spec(writes: int, kinds: int = 1) -> dict[str, Any]:
     """`writes` POST operations spread over `kinds` tags (``kind0``, ``kind1``, ...) and a ping."""
-    paths: dict[str, Any] = {f"/things{i}": {"post": {
-        "operationId": f"create_thing_{i}", "summary": f"Create a thing of kind {i}.", "tags": [f"kind{i % kinds}"],
-        "requestBody": {"content": {"application/json": {"schema": {
-            "type": "object", "properties": {"name": {"type": "string"}}}}}},
-        "responses": {"201": {"description": "created"}}}} for i in range(writes)}
-    paths["/ping"] = {"get": {"operationId": "ping", "summary": "Check the API is up.", "tags": ["core"],
-                              "responses": {"204": {"description": "up"}}}}
+    paths: dict[str, Any] = {
+        f"/things{i}": {
+            "post": {
+                "operationId": f"create_thing_{i}",
+                "summary": f"Create a thing of kind {i}.",
+                "tags": [f"kind{i % kinds}"],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                        }
+                    }
+                },
+                "responses": {"201": {"description": "created"}},
+            }
+        }
+        for i in range(writes)
+    }
+    paths["/ping"] = {
+        "get": {
+            "operationId": "ping",
+            "summary": "Check the API is up.",
+            "tags": ["core"],
+            "responses": {"204": {"description": "up"}},
+        }
+    }
     return {"openapi": "3.0.3", "info": {"title": "many", "version": "1"}, "paths": paths}
 
 
@@ -81,10 +100,20 @@ def _write(tmp: Path, writes: int, intents: str = ONE_TOOLSET, kinds: int = 1) -
     return intent
 
 
-def _build(intent: Path, out: Path, limit: int, emit: tuple[Any, ...] = ("anthropic", "mcp", "policy", "report"),
-           responses: int = 128) -> dict[str, bytes]:
-    built = build_api(intent, out, emit=emit, base=intent.parent,
-                      dialect_options=DialectOptions(anthropic_search_limit=limit, responses_limit=responses))
+def _build(
+    intent: Path,
+    out: Path,
+    limit: int,
+    emit: tuple[Any, ...] = ("anthropic", "mcp", "policy", "report"),
+    responses: int = 128,
+) -> dict[str, bytes]:
+    built = build_api(
+        intent,
+        out,
+        emit=emit,
+        base=intent.parent,
+        dialect_options=DialectOptions(anthropic_search_limit=limit, responses_limit=responses),
+    )
     assert not built.errors, built.errors
     write_outputs([Output(out, built.files)])
     return built.files
@@ -113,7 +142,9 @@ def test_over_the_limit_the_catalog_is_split_by_toolset_within_the_limit(tmp_pat
         assert check_anthropic_catalog(catalog, max_search_tools=10) == []
         assert catalog[-1]["type"] == "tool_search_tool_bm25_20251119"
         tools = [e["name"] for e in catalog[:-1]]
-        assert "get_ping" in tools and all("defer_loading" not in e for e in catalog if e["name"] == "get_ping")
+        assert "get_ping" in tools and all(
+            "defer_loading" not in e for e in catalog if e["name"] == "get_ping"
+        )
         deferred = [e["name"] for e in catalog if e.get("defer_loading") is True]
         assert {toolset_of[t] for t in deferred} == set(part["toolsets"])
         seen += deferred
@@ -140,14 +171,24 @@ def test_a_responses_catalog_over_its_limit_is_split_by_namespace(tmp_path: Path
     files = _build(intent, tmp_path / "out", 10_000, emit=("openai", "policy", "report"), responses=3)
     assert "openai.responses.json" not in files
     index = json.loads(files["openai.responses.parts.json"])
-    assert index["every_part"] == 2 and [p["toolsets"] for p in index["parts"]] == [[f"kind{k}"] for k in range(4)]
+    assert index["every_part"] == 2 and [p["toolsets"] for p in index["parts"]] == [
+        [f"kind{k}"] for k in range(4)
+    ]
     for k in range(1, len(index["parts"]) + 1):
         catalog = json.loads(files[f"openai.responses.{k}.json"])
         assert [e.get("name", e["type"]) for e in catalog] == ["core", f"kind{k - 1}", "tool_search"]
         assert check_responses_catalog(catalog, max_tools=3) == []
     assert "`openai.responses` catalog is split into 4 parts" in files["REPORT.md"].decode()
-    result = run("catalog", str(tmp_path / "out"), "--dialect", "openai.responses", "--scopes", "many:write",
-                 "--toolset", "kind3")
+    result = run(
+        "catalog",
+        str(tmp_path / "out"),
+        "--dialect",
+        "openai.responses",
+        "--scopes",
+        "many:write",
+        "--toolset",
+        "kind3",
+    )
     assert result.exit_code == 0, result.output
     assert [e.get("name", e["type"]) for e in json.loads(result.output)] == ["kind3", "tool_search"]
 
@@ -165,7 +206,9 @@ def test_split_catalogs_conform_to_the_sdk_types(tmp_path: Path) -> None:
     pytest.importorskip("openai")
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("toolgen_bench_corpuslib", REPO / "benchmarks" / "corpuslib.py")
+    spec = importlib.util.spec_from_file_location(
+        "toolgen_bench_corpuslib", REPO / "benchmarks" / "corpuslib.py"
+    )
     assert spec is not None and spec.loader is not None
     corpuslib = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = corpuslib  # its dataclasses look their module up
@@ -184,13 +227,23 @@ def test_split_catalogs_conform_to_the_sdk_types(tmp_path: Path) -> None:
         result = check_catalog(dialect, json.loads(data))
         assert result.failures == [], (name, result.failures[:3])
         checked.append(name)
-    assert checked == ["anthropic.1.json", "anthropic.2.json", "anthropic.3.json", "anthropic.4.json", "mcp.json",
-                       "openai.json", "openai.responses.1.json", "openai.responses.2.json",
-                       "openai.responses.3.json", "openai.responses.4.json"]
+    assert checked == [
+        "anthropic.1.json",
+        "anthropic.2.json",
+        "anthropic.3.json",
+        "anthropic.4.json",
+        "mcp.json",
+        "openai.json",
+        "openai.responses.1.json",
+        "openai.responses.2.json",
+        "openai.responses.3.json",
+        "openai.responses.4.json",
+    ]
 
 
 def test_one_toolset_over_the_limit_is_a_located_error_before_any_catalog(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     intent = _write(tmp_path, 6)  # 6 writes: 12 deferred tools in `things`, 1 eager, the tool-search tool: 14
 
     def no_catalogs(*_: Any, **__: Any) -> Any:
@@ -198,7 +251,9 @@ def test_one_toolset_over_the_limit_is_a_located_error_before_any_catalog(
 
     monkeypatch.setattr("toolgen.builder.build.build_catalogs", no_catalogs)
     with pytest.raises(DiagnosticError) as caught:
-        build_api(intent, tmp_path / "out", base=tmp_path, dialect_options=DialectOptions(anthropic_search_limit=12))
+        build_api(
+            intent, tmp_path / "out", base=tmp_path, dialect_options=DialectOptions(anthropic_search_limit=12)
+        )
     [found] = caught.value.diagnostics
     assert found.code == "catalog-provider-limit" and found.severity == "error"
     assert found.location is not None
@@ -210,17 +265,28 @@ def test_one_toolset_over_the_limit_is_a_located_error_before_any_catalog(
 
 
 def test_too_many_eager_tools_say_to_defer_more(tmp_path: Path) -> None:
-    intent = _write(tmp_path, 6, ONE_TOOLSET.replace("things: {description: The things., loading: deferred}",
-                                                     "things: {description: The things., loading: eager}")
-                    .replace("core: {description: Health checks., loading: eager}",
-                             "core: {description: Health checks., loading: deferred}"))
+    intent = _write(
+        tmp_path,
+        6,
+        ONE_TOOLSET.replace(
+            "things: {description: The things., loading: deferred}",
+            "things: {description: The things., loading: eager}",
+        ).replace(
+            "core: {description: Health checks., loading: eager}",
+            "core: {description: Health checks., loading: deferred}",
+        ),
+    )
     with pytest.raises(DiagnosticError) as caught:
-        build_api(intent, tmp_path / "out", base=tmp_path, dialect_options=DialectOptions(anthropic_search_limit=12))
+        build_api(
+            intent, tmp_path / "out", base=tmp_path, dialect_options=DialectOptions(anthropic_search_limit=12)
+        )
     [found] = caught.value.diagnostics
     assert "12 eager tools" in found.message and found.hint is not None and "defer more tools" in found.hint
 
 
-def test_lint_reports_the_limit_without_building_catalogs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lint_reports_the_limit_without_building_catalogs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from toolgen.compile.intent import load_intent_map
     from toolgen.compile.load import load_spec
     from toolgen.compile.lower import lower
@@ -256,7 +322,16 @@ def test_toolgen_catalog_finds_the_parts(tmp_path: Path) -> None:
     _build(intent, out, 10)
     result = run("catalog", str(out), "--dialect", "anthropic", "--scopes", "many:write")
     assert result.exit_code == 2 and "split into 4 parts" in result.output and "--toolset" in result.output
-    result = run("catalog", str(out), "--dialect", "anthropic", "--scopes", "many:read,many:write", "--toolset", "kind2")
+    result = run(
+        "catalog",
+        str(out),
+        "--dialect",
+        "anthropic",
+        "--scopes",
+        "many:read,many:write",
+        "--toolset",
+        "kind2",
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == json.loads((out / "anthropic.3.json").read_text(encoding="utf-8"))
     result = run("catalog", str(out), "--dialect", "anthropic", "--scopes", "many:read", "--part", "1")
@@ -272,8 +347,14 @@ def test_the_real_limit_is_refused_in_seconds(tmp_path: Path) -> None:
     the minutes that building four catalogs of 10,003 tools would take."""
     intent = _write(tmp_path, 5001)
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(tmp_path / "out")],
-                          check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(tmp_path / "out")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     seconds = time.monotonic() - start
     assert proc.returncode == 2, proc.stderr
     assert "many.yaml:6:3 (#/toolsets/things): error[catalog-provider-limit]" in proc.stderr
@@ -286,7 +367,9 @@ def test_turning_the_rule_off_does_not_turn_the_limit_into_an_internal_error(tmp
     intent = _write(tmp_path, 5001)
     (tmp_path / "toolgen.yaml").write_text(
         "toolgen: 1\napis:\n  - {name: many, intent_map: many.yaml, out: out}\nschema_out: null\n"
-        "lint:\n  severity: {catalog-provider-limit: 'off'}\n", encoding="utf-8")
+        "lint:\n  severity: {catalog-provider-limit: 'off'}\n",
+        encoding="utf-8",
+    )
     result = run("build", "--project", str(tmp_path / "toolgen.yaml"))
     assert result.exit_code == 2, result.output
     assert "error[catalog-provider-limit]" in result.output and "internal error" not in result.output
@@ -299,10 +382,13 @@ def _tool(name: str, toolset: str | None, deferred: bool) -> Tool:
     return cast(Tool, SimpleNamespace(name=name, policy=policy, programmatic=False))
 
 
-@given(st.lists(st.tuples(st.sampled_from([None, "a", "b", "c", "d", "e"]), st.booleans()), max_size=60),
-       st.integers(min_value=2, max_value=30))
-def test_plan_parts_keeps_toolsets_whole_and_parts_within_the_limit(spec: list[tuple[str | None, bool]],
-                                                                    limit: int) -> None:
+@given(
+    st.lists(st.tuples(st.sampled_from([None, "a", "b", "c", "d", "e"]), st.booleans()), max_size=60),
+    st.integers(min_value=2, max_value=30),
+)
+def test_plan_parts_keeps_toolsets_whole_and_parts_within_the_limit(
+    spec: list[tuple[str | None, bool]], limit: int
+) -> None:
     tools = [_tool(f"t{i}", toolset, deferred) for i, (toolset, deferred) in enumerate(spec)]
     plan = plan_parts(tools, limit)
     assert plan == plan_parts(tools, limit)  # deterministic
@@ -331,13 +417,23 @@ def test_a_rebuild_replaces_the_parts_of_an_earlier_split(tmp_path: Path) -> Non
     built = build_api(intent, out, emit=("openai", "anthropic", "policy"), base=tmp_path)
     assert check_destinations([Output(out, built.files)], [intent, tmp_path / "many.json"]) == []
     write_outputs([Output(out, built.files)])
-    assert sorted(p.name for p in out.iterdir()) == ["POLICY.md", "anthropic.json", "openai.json", "openai.responses.json",
-                                                    "policy.json", "search.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "POLICY.md",
+        "anthropic.json",
+        "openai.json",
+        "openai.responses.json",
+        "policy.json",
+        "search.json",
+    ]
 
 
-@given(st.lists(st.tuples(st.sampled_from([None, "a", "b", "c", "d", "e"]), st.booleans()), max_size=60),
-       st.integers(min_value=2, max_value=8))
-def test_plan_namespaces_repeats_what_every_request_needs(spec: list[tuple[str | None, bool]], limit: int) -> None:
+@given(
+    st.lists(st.tuples(st.sampled_from([None, "a", "b", "c", "d", "e"]), st.booleans()), max_size=60),
+    st.integers(min_value=2, max_value=8),
+)
+def test_plan_namespaces_repeats_what_every_request_needs(
+    spec: list[tuple[str | None, bool]], limit: int
+) -> None:
     """Functions of no toolset and namespaces with an eager function are in every part; the other
     namespaces are each in exactly one; a part is over the limit only when the repeated entries are."""
     tools = [_tool(f"t{i}", toolset, deferred) for i, (toolset, deferred) in enumerate(spec)]
@@ -357,12 +453,23 @@ def test_the_generated_package_reads_a_part_by_toolset(tmp_path: Path) -> None:
     intent = _write(tmp_path, 12, BY_TAG, kinds=4)
     out = tmp_path / "many_pkg"
     _build(intent, out, 10, emit=("anthropic", "mcp", "policy", "python"))
-    proc = subprocess.run([sys.executable, "-c", (
-        "import json, many_pkg as p\n"
-        "part = p.catalog('anthropic', toolset='kind1')\n"
-        "print(json.dumps([len(part), len(p.catalog('anthropic', part=4)), len(p.catalog())]))\n"
-        "try:\n    p.catalog('anthropic')\nexcept ValueError as exc:\n    print(exc)\n")],
-        check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import json, many_pkg as p\n"
+                "part = p.catalog('anthropic', toolset='kind1')\n"
+                "print(json.dumps([len(part), len(p.catalog('anthropic', part=4)), len(p.catalog())]))\n"
+                "try:\n    p.catalog('anthropic')\nexcept ValueError as exc:\n    print(exc)\n"
+            ),
+        ],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     sizes, refusal = proc.stdout.splitlines()
     assert json.loads(sizes) == [8, 8, 25]  # get_ping, 6 deferred tools, the tool-search tool; mcp.json whole
@@ -405,8 +512,10 @@ def test_eager_tools_alone_over_128_are_still_reported_for_chat_and_gemini(tmp_p
     assert not built.errors, built.errors
     limits = [d for d in built.diagnostics if d.code == "catalog-request-limits"]
     for name in ("openai", "gemini"):
-        assert any(d.message.startswith(f"the {name} catalog has 132 tools") and d.severity == "warning"
-                   for d in limits), [d.message for d in limits]
+        assert any(
+            d.message.startswith(f"the {name} catalog has 132 tools") and d.severity == "warning"
+            for d in limits
+        ), [d.message for d in limits]
     views = built.catalogs.deferred
     assert len(views.upfront["openai"]) == len(views.upfront["gemini"]) == 132
     rules = {(v.dialect, v.rule) for v in check_deferred(views, request_limits=True)}
@@ -415,12 +524,21 @@ def test_eager_tools_alone_over_128_are_still_reported_for_chat_and_gemini(tmp_p
 
 
 def _chat_entry(name: str) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": "d", "strict": True, "parameters": {
-        "type": "object", "properties": {}, "required": [], "additionalProperties": False}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": "d",
+            "strict": True,
+            "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+        },
+    }
 
 
 @given(st.lists(st.tuples(st.sampled_from([None, "a", "b"]), st.booleans()), max_size=200))
-def test_the_upfront_chat_view_is_the_eager_functions_and_search_tools(spec: list[tuple[str | None, bool]]) -> None:
+def test_the_upfront_chat_view_is_the_eager_functions_and_search_tools(
+    spec: list[tuple[str | None, bool]],
+) -> None:
     """Whatever the eager/deferred mix: with a deferred tool, the Chat Completions request carries the
     eager functions in catalog order then `search_tools`, within 128 exactly when at most 127 are
     eager; without one, the whole catalog (no search function)."""

@@ -11,8 +11,13 @@ DOC = (REPO / "docs" / "provider-rules.md").read_text(encoding="utf-8")
 SOURCES = sorted((REPO / "generator" / "toolgen").rglob("*.py"))
 RULE_ID = re.compile(r"[\"`]([A-F]\.[0-9]-[A-Za-z0-9$-]+)[\"`]")
 # check_names and check_items_and_refs compose these from a section prefix
-COMPOSED = {"A.1": ("name", "name-unique", "ref-resolves"), "B.1": ("name", "name-unique", "ref-resolves"),
-            "D.2": ("name", "name-unique"), "D.1": ("ref-resolves",), "C.3": ("ref-resolves",)}
+COMPOSED = {
+    "A.1": ("name", "name-unique", "ref-resolves"),
+    "B.1": ("name", "name-unique", "ref-resolves"),
+    "D.2": ("name", "name-unique"),
+    "D.1": ("ref-resolves",),
+    "C.3": ("ref-resolves",),
+}
 
 
 def _emitted_rule_ids() -> set[str]:

@@ -39,6 +39,8 @@ def test_every_option_of_every_command_is_in_its_row() -> None:
         for param in command.params:
             if not isinstance(param, click.Option) or "--help" in param.opts:
                 continue
-            if not any(re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", rows.get(name, "")) for opt in param.opts):
+            if not any(
+                re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", rows.get(name, "")) for opt in param.opts
+            ):
                 missing.append(f"toolgen {name} {param.opts[-1]}")
     assert not missing, f"README's command table lacks: {missing}"

@@ -20,25 +20,63 @@ SPEC: dict[str, Any] = {
     "openapi": "3.0.3",
     "info": {"title": "Wrong", "version": "1"},
     "paths": {
-        "/x": {"post": {
-            "operationId": "postX", "summary": "Post an x.",
-            "parameters": [{"name": "kind", "in": "query", "schema": {"type": "string", "enum": [1, 2]}}],
-            "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                "type": "object", "additionalProperties": False, "required": ["a", "b"],
-                "properties": {"a": {"type": "string"}}}}}},
-            "responses": {"200": {"description": "ok"}}}},
-        "/playlists": {"post": {
-            "operationId": "createPlaylist", "summary": "Create a playlist.",
-            "requestBody": {"content": {"application/json": {"schema": {
-                "type": "object", "required": ["name"],
-                "properties": {"name": {"type": "string"}, "public": {"type": "boolean"}}}}}},
-            "responses": {"200": {"description": "ok"}}}},
-        "/things": {"get": {
-            "operationId": "listThings", "summary": "List things.",
-            "parameters": [{"name": "page", "in": "query", "schema": {"type": "integer"}},
-                           {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 500}}],
-            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                "type": "array", "items": {"type": "object"}}}}}}}},
+        "/x": {
+            "post": {
+                "operationId": "postX",
+                "summary": "Post an x.",
+                "parameters": [{"name": "kind", "in": "query", "schema": {"type": "string", "enum": [1, 2]}}],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["a", "b"],
+                                "properties": {"a": {"type": "string"}},
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+        "/playlists": {
+            "post": {
+                "operationId": "createPlaylist",
+                "summary": "Create a playlist.",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["name"],
+                                "properties": {"name": {"type": "string"}, "public": {"type": "boolean"}},
+                            }
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+        "/things": {
+            "get": {
+                "operationId": "listThings",
+                "summary": "List things.",
+                "parameters": [
+                    {"name": "page", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 500}},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}
+                        },
+                    }
+                },
+            }
+        },
     },
 }
 
@@ -46,15 +84,19 @@ SPEC: dict[str, Any] = {
 def _build(tmp_path: Path, monkeypatch: Any, spec: dict[str, Any] = SPEC) -> tuple[Any, list[dict[str, Any]]]:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "wrong.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    (tmp_path / "api.yaml").write_text('toolgen: 1\nspec: wrong.yaml\napi: {name: wrong}\n'
-                                       'include: [{match: "*", approval: never}]\n', encoding="utf-8")
+    (tmp_path / "api.yaml").write_text(
+        'toolgen: 1\nspec: wrong.yaml\napi: {name: wrong}\ninclude: [{match: "*", approval: never}]\n',
+        encoding="utf-8",
+    )
     result = run("build", "api.yaml", "--out", "out", "--emit", "mcp,policy")
     assert result.exit_code == 0, result.output
     findings = json.loads(run("lint", "api.yaml", "--format", "json").stdout)["findings"]
     return result, findings
 
 
-def test_unsatisfiable_input_schemas_are_reported_located_and_repaired(tmp_path: Path, monkeypatch: Any) -> None:
+def test_unsatisfiable_input_schemas_are_reported_located_and_repaired(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     result, findings = _build(tmp_path, monkeypatch)
     unsat = {f["location"]["pointer"]: f for f in findings if f["code"] == "schema-unsatisfiable"}
     enum_at = "/paths/~1x/post/parameters/0/schema/type"
@@ -77,8 +119,9 @@ def test_required_members_of_an_optional_body_are_flagged(tmp_path: Path, monkey
     assert "warning[body-required-absent]" in result.stderr
 
 
-def test_page_size_bounds_that_leave_no_size_are_not_paged_with_a_reason(tmp_path: Path,
-                                                                           monkeypatch: Any) -> None:
+def test_page_size_bounds_that_leave_no_size_are_not_paged_with_a_reason(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     """`limit` must be at least 500, above the default `max_page_size` (100): the detected paging
     is dropped with a note that says why, and the tool takes `page` and `limit` as the API does."""
     _, findings = _build(tmp_path, monkeypatch)
@@ -95,13 +138,18 @@ def test_an_enum_of_scalars_on_an_array_is_the_items_enum() -> None:
     jsonschema.validate(["live"], node)
 
 
-SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2, allow_nan=False) | st.text(max_size=2)
-TYPES = st.lists(st.sampled_from(["string", "integer", "number", "boolean", "null"]), min_size=1, max_size=2,
-                 unique=True)
+SCALARS = (
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2, allow_nan=False) | st.text(max_size=2)
+)
+TYPES = st.lists(
+    st.sampled_from(["string", "integer", "number", "boolean", "null"]), min_size=1, max_size=2, unique=True
+)
 
 
 @given(types=TYPES, values=st.lists(SCALARS, min_size=1, max_size=4, unique_by=lambda v: (type(v), v)))
-def test_a_repaired_enum_admits_a_value_and_a_silent_one_was_satisfiable(types: list[str], values: list[Any]) -> None:
+def test_a_repaired_enum_admits_a_value_and_a_silent_one_was_satisfiable(
+    types: list[str], values: list[Any]
+) -> None:
     """For any `type` and `enum`: after `repair`, some non-null enum value is valid against the
     schema (when the enum has one); and `repair` reports nothing only when every value already fit."""
     node: dict[str, Any] = {"type": types[0] if len(types) == 1 else types, "enum": list(values)}
@@ -117,8 +165,12 @@ def test_a_repaired_enum_admits_a_value_and_a_silent_one_was_satisfiable(types: 
 @pytest.mark.skipif(not (REAL / "spotify.json").is_file(), reason="../shared/specs/real is not available")
 def test_spotify_create_playlist_asks_for_name_once_the_body_is_sent(tmp_path: Path) -> None:
     """Spotify's create-playlist body has no `required: true`, yet its schema requires `name`."""
-    built = build(tmp_path, REAL / "spotify.json", 'include: [{match: "POST /users/{user_id}/playlists"}]\n',
-                  emit="mcp,policy")
+    built = build(
+        tmp_path,
+        REAL / "spotify.json",
+        'include: [{match: "POST /users/{user_id}/playlists"}]\n',
+        emit="mcp,policy",
+    )
     schema = built.tool("mcp", "preview_create_playlist")["inputSchema"]
     assert "name" not in schema["required"]
     assert all(deps == ["name"] for deps in schema["dependentRequired"].values())
@@ -129,12 +181,14 @@ def test_spotify_create_playlist_asks_for_name_once_the_body_is_sent(tmp_path: P
 
 
 CONTAINERS = st.lists(st.integers(-3, 3) | st.text(max_size=2), max_size=3) | st.dictionaries(
-    st.text(max_size=2), st.integers(-3, 3), max_size=2)
+    st.text(max_size=2), st.integers(-3, 3), max_size=2
+)
 
 
 @given(types=TYPES, values=st.lists(CONTAINERS, min_size=1, max_size=3, unique_by=json.dumps))
-def test_an_enum_of_arrays_or_objects_under_a_scalar_type_becomes_a_complete_schema(types: list[str],
-                                                                                      values: list[Any]) -> None:
+def test_an_enum_of_arrays_or_objects_under_a_scalar_type_becomes_a_complete_schema(
+    types: list[str], values: list[Any]
+) -> None:
     """`{"type": "integer", "enum": [[1], [2]]}` (a real spec's parameter): after `repair` the node
     takes the values' types, an array type gets `items` (every dialect requires them) and every
     enum value validates (the build once stopped with an internal error on this shape)."""
@@ -146,15 +200,17 @@ def test_an_enum_of_arrays_or_objects_under_a_scalar_type_becomes_a_complete_sch
     assert all(repaired.is_valid(v) for v in node["enum"]), node
 
 
-def test_a_pattern_the_runtime_cannot_compile_is_dropped_located_and_the_package_loads(tmp_path: Path,
-                                                                                      monkeypatch: Any) -> None:
+def test_a_pattern_the_runtime_cannot_compile_is_dropped_located_and_the_package_loads(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     """`a{,2}` compiles in Python but not as ECMA-262 (the runtime validator's syntax); a real spec's
     parameter pattern of that form once made the generated package fail to load in the runtime."""
     from toolgen.runtime import Registry
 
     spec = json.loads(json.dumps(SPEC))
     spec["paths"]["/things"]["get"]["parameters"].append(
-        {"name": "tag", "in": "query", "schema": {"type": "string", "pattern": "^x{,2}$"}})
+        {"name": "tag", "in": "query", "schema": {"type": "string", "pattern": "^x{,2}$"}}
+    )
     result, _ = _build(tmp_path, monkeypatch, spec)
     assert "pattern" in result.output and "/parameters/2/schema" in result.output, result.output
     policy = json.loads((tmp_path / "out" / "policy.json").read_text(encoding="utf-8"))

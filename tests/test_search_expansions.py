@@ -67,14 +67,21 @@ def test_rows_and_toolsets_carry_the_examples_and_not_for(built: Path) -> None:
     assert row["not_for"] == NOT_FOR
     other = next(r for r in policy["tools"] if r["tool"] == "get_ticket")
     assert other["examples"] == [] and other["not_for"] is None
-    assert policy["toolsets"] == [{"name": "support", "description": "Support tickets and their history.",
-                                   "loading": "eager", "origin": "declared",
-                                   "examples": ["what happened to the printer jam case"]}]
+    assert policy["toolsets"] == [
+        {
+            "name": "support",
+            "description": "Support tickets and their history.",
+            "loading": "eager",
+            "origin": "declared",
+            "examples": ["what happened to the printer jam case"],
+        }
+    ]
 
 
 def test_the_description_says_when_to_use_it_and_what_not_for(built: Path) -> None:
-    entry = next(e for e in json.loads((built / "mcp.json").read_text(encoding="utf-8"))
-                 if e["name"] == "list_tickets")
+    entry = next(
+        e for e in json.loads((built / "mcp.json").read_text(encoding="utf-8")) if e["name"] == "list_tickets"
+    )
     assert "Use when: the user wants several tickets at once." in entry["description"]
     assert f"Not for: {NOT_FOR}." in entry["description"]
 
@@ -114,21 +121,26 @@ def test_the_fallback_analysis_ranks_as_the_written_index(built: Path) -> None:
 
 def _lint(tmp_path: Path, body: str) -> tuple[int, str]:
     intent = tmp_path / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(TICKETS_SPEC_PATH))}\napi: {{name: api}}\n{body}",
-                      encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(TICKETS_SPEC_PATH))}\napi: {{name: api}}\n{body}",
+        encoding="utf-8",
+    )
     result = CliRunner().invoke(main, ["lint", str(intent)], catch_exceptions=False)
     return result.exit_code, result.output
 
 
 def test_lint_reports_short_duplicate_and_misranked_requests_at_their_lines(tmp_path: Path) -> None:
     body = MAP.replace('"which customers are still waiting"', '"refund", "list the tickets history"') + (
-        '    examples: ["list the tickets history"]\n')  # ticket_history's own request, also on list_tickets
+        '    examples: ["list the tickets history"]\n'
+    )  # ticket_history's own request, also on list_tickets
     code, out = _lint(tmp_path, body)
     lines = body.count("\n")
     assert code == 0, out
     assert "examples-length" in out and "'refund' has 1 word(s)" in out
-    assert "examples-duplicate" in out and "ticket_history: request 'list the tickets history' is also given " \
-                                             "for list_tickets" in out
+    assert (
+        "examples-duplicate" in out
+        and "ticket_history: request 'list the tickets history' is also given for list_tickets" in out
+    )
     assert "example-ranks-other" in out
     # located in the map: the duplicate at ticket_history's examples (the map's last line)
     dup = next(line for line in out.splitlines() if "examples-duplicate" in line)
@@ -138,18 +150,25 @@ def test_lint_reports_short_duplicate_and_misranked_requests_at_their_lines(tmp_
 def test_a_map_whose_requests_rank_their_own_tools_has_no_finding(tmp_path: Path) -> None:
     code, out = _lint(tmp_path, MAP)
     assert code == 0
-    assert not any(rule in out for rule in ("examples-length", "examples-duplicate", "example-ranks-other")), out
+    assert not any(
+        rule in out for rule in ("examples-length", "examples-duplicate", "example-ranks-other")
+    ), out
 
 
-@pytest.mark.parametrize("bad,problem", [
-    ('examples: ["   "]', "examples.0"),
-    ('examples: ["ab"]', "examples.0"),
-    (f"examples: {json.dumps(['one more request'] * 11)}", "examples"),
-    ('use_when: ""', "use_when"),
-    (f'not_for: "{"x" * 301}"', "not_for"),
-])
+@pytest.mark.parametrize(
+    "bad,problem",
+    [
+        ('examples: ["   "]', "examples.0"),
+        ('examples: ["ab"]', "examples.0"),
+        (f"examples: {json.dumps(['one more request'] * 11)}", "examples"),
+        ('use_when: ""', "use_when"),
+        (f'not_for: "{"x" * 301}"', "not_for"),
+    ],
+)
 def test_expansions_out_of_bounds_are_located_errors(tmp_path: Path, bad: str, problem: str) -> None:
-    body = MAP.replace("    toolset: support\n    examples:", f"    {bad}\n    toolset: support\n    examples:", 1)
+    body = MAP.replace(
+        "    toolset: support\n    examples:", f"    {bad}\n    toolset: support\n    examples:", 1
+    )
     body = body.replace(f'    examples: ["{CHASE}", "which customers are still waiting"]\n', "", 1)
     code, out = _lint(tmp_path, body)
     assert code != 0 and problem in out and "api.yaml:" in out, out
@@ -183,8 +202,9 @@ def test_top_level_examples_of_an_unknown_operation_are_a_located_error(tmp_path
 
 
 def test_the_description_carries_the_requests_that_fit_and_search_indexes_them_once(built: Path) -> None:
-    entry = next(e for e in json.loads((built / "mcp.json").read_text(encoding="utf-8"))
-                 if e["name"] == "list_tickets")
+    entry = next(
+        e for e in json.loads((built / "mcp.json").read_text(encoding="utf-8")) if e["name"] == "list_tickets"
+    )
     assert f'Examples: "{CHASE}"; "which customers are still waiting". Read-only.' in entry["description"]
     documents = json.loads((built / SEARCH_FILE).read_text(encoding="utf-8"))["documents"]
     fields = next(d for d in documents if d["intent"] == "list_tickets")["fields"]
@@ -196,11 +216,16 @@ def test_requests_beyond_the_description_budget_are_left_out_of_it_not_out_of_se
     body = MAP.replace("defaults:", "") + "defaults: {description_max_chars: 280}\n"
     body = body.replace(f'["{CHASE}", "which customers are still waiting"]', json.dumps(many))
     out = build(tmp_path, TICKETS_SPEC_PATH, body, emit="mcp,policy").out
-    entry = next(e for e in json.loads((out / "mcp.json").read_text(encoding="utf-8")) if e["name"] == "list_tickets")
+    entry = next(
+        e for e in json.loads((out / "mcp.json").read_text(encoding="utf-8")) if e["name"] == "list_tickets"
+    )
     shown = entry["description"].split("Examples: ", 1)[1]
     assert 0 < shown.count('"') // 2 < len(many)
     assert len(entry["description"].split(" Read-only.")[0]) <= 280
-    row = next(r for r in json.loads((out / "policy.json").read_text(encoding="utf-8"))["tools"]
-               if r["tool"] == "list_tickets")
+    row = next(
+        r
+        for r in json.loads((out / "policy.json").read_text(encoding="utf-8"))["tools"]
+        if r["tool"] == "list_tickets"
+    )
     assert row["examples"] == many
     assert _index(out).search("overdue complaint 9")[0].tool == "list_tickets"

@@ -14,8 +14,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(code: str, cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 

@@ -15,8 +15,9 @@ import pytest
 from tests.support.build import REPO
 
 pytest.importorskip("numpy")
-_spec = importlib.util.spec_from_file_location("toolgen_bench_term_associations",
-                                               REPO / "benchmarks" / "term_associations.py")
+_spec = importlib.util.spec_from_file_location(
+    "toolgen_bench_term_associations", REPO / "benchmarks" / "term_associations.py"
+)
 assert _spec is not None and _spec.loader is not None
 bench = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = bench
@@ -25,11 +26,21 @@ _spec.loader.exec_module(bench)
 
 def _spec_of(ops: list[tuple[str, str]]) -> dict[str, Any]:
     """A spec whose operations are (path, summary) GETs."""
-    return {"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-            "paths": {path: {"get": {"summary": summary, "operationId": f"op{i}",
-                                     "parameters": [{"$ref": "#/components/parameters/Key"}]}}
-                      for i, (path, summary) in enumerate(ops)},
-            "components": {"parameters": {"Key": {"name": "apiKey", "in": "header"}}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            path: {
+                "get": {
+                    "summary": summary,
+                    "operationId": f"op{i}",
+                    "parameters": [{"$ref": "#/components/parameters/Key"}],
+                }
+            }
+            for i, (path, summary) in enumerate(ops)
+        },
+        "components": {"parameters": {"Key": {"name": "apiKey", "in": "header"}}},
+    }
 
 
 def _corpus(root: Path) -> Path:
@@ -38,16 +49,32 @@ def _corpus(root: Path) -> Path:
     for i, name in enumerate(shops):
         path = api / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(_spec_of([
-            ("/shipments", "Ship an order with a carrier"),
-            ("/shipments/{id}", "Track a shipment by carrier tracking number"),
-            ("/orders", "List the orders of a shopper"),
-            ("/weather", f"Forecast of the weather, run {i}"),
-        ])), encoding="utf-8")
+        path.write_text(
+            json.dumps(
+                _spec_of(
+                    [
+                        ("/shipments", "Ship an order with a carrier"),
+                        ("/shipments/{id}", "Track a shipment by carrier tracking number"),
+                        ("/orders", "List the orders of a shopper"),
+                        ("/weather", f"Forecast of the weather, run {i}"),
+                    ]
+                )
+            ),
+            encoding="utf-8",
+        )
     # an excluded provider: its words must never reach the table
-    (api / "stripe.com.json").write_text(json.dumps(_spec_of(
-        [("/zorbles", "Ship zorbles with a carrier"), ("/zorbles/{id}", "Ship a zorble with a carrier")] * 3)),
-        encoding="utf-8")
+    (api / "stripe.com.json").write_text(
+        json.dumps(
+            _spec_of(
+                [
+                    ("/zorbles", "Ship zorbles with a carrier"),
+                    ("/zorbles/{id}", "Ship a zorble with a carrier"),
+                ]
+                * 3
+            )
+        ),
+        encoding="utf-8",
+    )
     return root
 
 
@@ -68,14 +95,33 @@ def test_table_is_deterministic_and_reads_no_excluded_provider(tmp_path: Path) -
 
 
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    ops = [("list_shipments", "/shipments", "List shipments to follow a delivery."),
-           ("list_carriers", "/carriers", "List carriers and their tracking numbers."),
-           ("list_orders", "/orders", "List the orders.")]
-    policy = {"tools": [{"tool": name, "intent": name, "effect": "read", "mode": "read",
-                         "operation": {"method": "GET", "path": path, "id": name}, "permission": []}
-                        for name, path, _ in ops]}
-    catalog = [{"name": name, "title": text, "description": text,
-                "inputSchema": {"type": "object", "properties": {}}} for name, _, text in ops]
+    ops = [
+        ("list_shipments", "/shipments", "List shipments to follow a delivery."),
+        ("list_carriers", "/carriers", "List carriers and their tracking numbers."),
+        ("list_orders", "/orders", "List the orders."),
+    ]
+    policy = {
+        "tools": [
+            {
+                "tool": name,
+                "intent": name,
+                "effect": "read",
+                "mode": "read",
+                "operation": {"method": "GET", "path": path, "id": name},
+                "permission": [],
+            }
+            for name, path, _ in ops
+        ]
+    }
+    catalog = [
+        {
+            "name": name,
+            "title": text,
+            "description": text,
+            "inputSchema": {"type": "object", "properties": {}},
+        }
+        for name, _, text in ops
+    ]
     return policy, catalog
 
 

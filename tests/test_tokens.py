@@ -35,7 +35,9 @@ def test_the_fast_counter_is_the_rust_one_not_the_fallback() -> None:
 def test_counts_agree_on_every_committed_catalog_tool() -> None:
     for api in ("tickets", "github", "stripe"):
         for dialect in ("mcp", "openai", "anthropic", "gemini"):
-            for tool in json.loads((REPO / "generated" / api / f"{dialect}.json").read_text(encoding="utf-8")):
+            for tool in json.loads(
+                (REPO / "generated" / api / f"{dialect}.json").read_text(encoding="utf-8")
+            ):
                 text = json.dumps(tool, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
                 a, b = _both(text)
                 assert a == b, (api, dialect)
@@ -67,9 +69,17 @@ LONG_TEXTS = [
     "hello world " * 20_000,
     "Describe the ticket, then list its notes. " * 5_000,
     "ab,cd " * 40_000,
-    json.dumps([{"name": f"get_item_{i}", "description": "Read one item, by id. Returns its fields.",
-                 "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}
-                for i in range(2_000)], separators=(",", ":")),
+    json.dumps(
+        [
+            {
+                "name": f"get_item_{i}",
+                "description": "Read one item, by id. Returns its fields.",
+                "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
+            }
+            for i in range(2_000)
+        ],
+        separators=(",", ":"),
+    ),
     "\U000f0001" * 120_000,
     "d\U0002a6d6 " * 60_000,
 ]
@@ -82,13 +92,37 @@ def test_counts_agree_on_long_texts(text: str) -> None:
     assert a == b
 
 
-_WORDS = st.sampled_from(["ticket", "Ticket", "id", "note's", "42", "1999", " ", "  ", "\n", ",", '":"', "{",
-                          "}", "é", "日本語", "\u0301", "'", "\t", "--", "/"])
+_WORDS = st.sampled_from(
+    [
+        "ticket",
+        "Ticket",
+        "id",
+        "note's",
+        "42",
+        "1999",
+        " ",
+        "  ",
+        "\n",
+        ",",
+        '":"',
+        "{",
+        "}",
+        "é",
+        "日本語",
+        "\u0301",
+        "'",
+        "\t",
+        "--",
+        "/",
+    ]
+)
 
 
 @settings(max_examples=examples(40))
-@given(st.lists(st.one_of(_WORDS, st.text(max_size=12)), min_size=1, max_size=60).filter(lambda f: "".join(f)),
-       st.integers(min_value=100_001, max_value=240_000))
+@given(
+    st.lists(st.one_of(_WORDS, st.text(max_size=12)), min_size=1, max_size=60).filter(lambda f: "".join(f)),
+    st.integers(min_value=100_001, max_value=240_000),
+)
 def test_counts_agree_on_any_long_text(fragments: list[str], length: int) -> None:
     """Above 100,000 characters the fallback counts in chunks; the sum is the single pass's count
     (REPORT.md gives the same figures whichever counter a machine has)."""

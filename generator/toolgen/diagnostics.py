@@ -139,16 +139,34 @@ class DiagnosticSink:
             self._seen.add(diagnostic)
             self.items.append(diagnostic)
 
-    def error(self, code: str, message: str, location: SourceLocation | None = None,
-              hint: str | None = None, tool: str | None = None) -> None:
+    def error(
+        self,
+        code: str,
+        message: str,
+        location: SourceLocation | None = None,
+        hint: str | None = None,
+        tool: str | None = None,
+    ) -> None:
         self.add(Diagnostic(code, "error", message, location, hint, tool))
 
-    def warning(self, code: str, message: str, location: SourceLocation | None = None,
-                hint: str | None = None, tool: str | None = None) -> None:
+    def warning(
+        self,
+        code: str,
+        message: str,
+        location: SourceLocation | None = None,
+        hint: str | None = None,
+        tool: str | None = None,
+    ) -> None:
         self.add(Diagnostic(code, "warning", message, location, hint, tool))
 
-    def info(self, code: str, message: str, location: SourceLocation | None = None,
-             hint: str | None = None, tool: str | None = None) -> None:
+    def info(
+        self,
+        code: str,
+        message: str,
+        location: SourceLocation | None = None,
+        hint: str | None = None,
+        tool: str | None = None,
+    ) -> None:
         self.add(Diagnostic(code, "info", message, location, hint, tool))
 
     def extend(self, diagnostics: Iterable[Diagnostic]) -> None:

@@ -127,9 +127,9 @@ def has_word(text: str, word: str) -> bool:
     start = text.find(word)
     while start >= 0:
         end = start + len(word)
-        if (_is_word(text, start - 1) != _is_word(text, start)
-                and _is_word(text, end - 1) != _is_word(text, end)):
+        if _is_word(text, start - 1) != _is_word(text, start) and _is_word(text, end - 1) != _is_word(
+            text, end
+        ):
             return True
         start = text.find(word, start + 1)
     return False
-

@@ -36,10 +36,14 @@ TEXT_KEY = "text"
 #: The result of a redirect: the status, where it points (or where the followed redirects landed) and,
 #: when followed, the body found there.
 REDIRECT_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"type": "integer", "description": "The HTTP status of the last answer."},
-                   "location": {"type": "string", "description": "The redirect's target (absolute URL)."},
-                   "body": {"description": "The answer found by following the redirect."}}}
+    "type": "object",
+    "required": ["status"],
+    "properties": {
+        "status": {"type": "integer", "description": "The HTTP status of the last answer."},
+        "location": {"type": "string", "description": "The redirect's target (absolute URL)."},
+        "body": {"description": "The answer found by following the redirect."},
+    },
+}
 
 #: The member that carries a body that is not itself the tool's result object.
 RESULT_KEY = "result"

@@ -34,5 +34,9 @@ def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
     findings)."""
     if text.isascii() and text.isprintable():
         return text
-    return "".join(_escape(c) if unicodedata.category(c) in _UNSAFE_CATEGORIES and not (keep_newlines and c == "\n")
-                   else c for c in text)
+    return "".join(
+        _escape(c)
+        if unicodedata.category(c) in _UNSAFE_CATEGORIES and not (keep_newlines and c == "\n")
+        else c
+        for c in text
+    )

@@ -28,7 +28,9 @@ def _counter() -> Any:
         library = next(folder.glob("_bindings*.so"), None) if folder is not None else None
         if library is not None:
             loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", str(library))
-            module_spec = importlib.util.spec_from_file_location("bpe_openai._bindings", library, loader=loader)
+            module_spec = importlib.util.spec_from_file_location(
+                "bpe_openai._bindings", library, loader=loader
+            )
             if module_spec is not None:
                 module = importlib.util.module_from_spec(module_spec)
                 loader.exec_module(module)

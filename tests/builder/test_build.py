@@ -42,13 +42,20 @@ def _copy_project(tmp: Path) -> Path:
     shutil.copy(TICKETS_SPEC, root / "specs" / "tickets.yaml")
     shutil.copy(REPO / "intent_maps" / "tickets.yaml", root / "intent_maps" / "tickets.yaml")
     (root / "toolgen.yaml").write_text(
-        "toolgen: 1\napis:\n  - {name: tickets, intent_map: intent_maps/tickets.yaml, out: generated/tickets}\n")
+        "toolgen: 1\napis:\n  - {name: tickets, intent_map: intent_maps/tickets.yaml, out: generated/tickets}\n"
+    )
     return root
 
 
 def _in(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolgen", *args], check=False, cwd=root, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "toolgen", *args],
+        check=False,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_check_reports_stale_extra_and_missing_files(tmp_path: Path) -> None:
@@ -80,8 +87,11 @@ def test_failed_build_writes_nothing(tmp_path: Path) -> None:
     assert _here(root, "build", "-q").returncode == 0
     before = {p: p.read_bytes() for p in (root / "generated").rglob("*") if p.is_file()}
     intent = root / "intent_maps" / "tickets.yaml"
-    intent.write_text(intent.read_text().replace("operation: getTicketHistory", "operation: getTicketHistroy")
-                      .replace("timeout_ms: 5000", "timeout_ms: 4000"))
+    intent.write_text(
+        intent.read_text()
+        .replace("operation: getTicketHistory", "operation: getTicketHistroy")
+        .replace("timeout_ms: 5000", "timeout_ms: 4000")
+    )
     proc = _in(root, "build")
     assert proc.returncode == 2
     assert "intent_maps/tickets.yaml:" in proc.stderr and "getTicketHistory" in proc.stderr  # did-you-mean
@@ -96,8 +106,23 @@ def test_two_processes_with_different_hash_seeds_are_byte_identical(tmp_path: Pa
     for seed in ("1", "4242"):
         out = tmp_path / f"out{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(REPO / "intent_maps" / "tickets.yaml"),
-                               "--out", str(out), "-q"], check=False, env=env, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolgen",
+                "build",
+                str(REPO / "intent_maps" / "tickets.yaml"),
+                "--out",
+                str(out),
+                "-q",
+            ],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr
         trees.append({p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()})
     assert trees[0] == trees[1]
@@ -109,11 +134,22 @@ def test_generated_package_imports_and_describes_itself(tmp_path: Path) -> None:
     out = tmp_path / "tickets_pkg"
     result = run("build", str(REPO / "intent_maps" / "tickets.yaml"), "--out", str(out), "-q")
     assert result.exit_code == 0, result.output
-    proc = subprocess.run([sys.executable, "-c", (
-        "import tickets_pkg as p; m = p.argument_model('preview_ticket_followup');"
-        "r = p.argument_model('record_ticket_followup');"
-        "print(p.API, len(p.TOOL_NAMES), sorted(m.model_fields), sorted(r.model_fields))")],
-        check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import tickets_pkg as p; m = p.argument_model('preview_ticket_followup');"
+                "r = p.argument_model('record_ticket_followup');"
+                "print(p.API, len(p.TOOL_NAMES), sorted(m.model_fields), sorted(r.model_fields))"
+            ),
+        ],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[:2] == ["tickets", "10"]
     assert "'note'" in proc.stdout and "['action_id', 'preview_id']" in proc.stdout
@@ -121,7 +157,9 @@ def test_generated_package_imports_and_describes_itself(tmp_path: Path) -> None:
 
 def test_spec_override_by_flag_and_env(tmp_path: Path) -> None:
     intent = tmp_path / "m.yaml"
-    intent.write_text("toolgen: 1\nspec: missing.yaml\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n")
+    intent.write_text(
+        "toolgen: 1\nspec: missing.yaml\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n"
+    )
     result = run("build", str(intent), "--out", str(tmp_path / "o"))
     assert result.exit_code == 2 and "spec file not found" in result.output and "m.yaml:2:" in result.output
     result = run("build", str(intent), "--out", str(tmp_path / "o"), "--spec", str(TICKETS_SPEC), "-q")
@@ -130,20 +168,32 @@ def test_spec_override_by_flag_and_env(tmp_path: Path) -> None:
     (root / "specs" / "tickets.yaml").rename(root / "elsewhere.yaml")
     assert _here(root, "build", "-q").returncode == 2
     env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(root / "elsewhere.yaml")}
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "-q"], check=False, cwd=root, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgen", "build", "-q"],
+        check=False,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
 def test_intent_map_errors_are_located_with_hints(tmp_path: Path) -> None:
-    built = build(tmp_path, TICKETS_SPEC, """tools:
+    built = build(
+        tmp_path,
+        TICKETS_SPEC,
+        """tools:
   get_ticket:
     operation: getTicket
     efect: read
   list_tickets:
     operation: listTickets
     effect: reed
-""", expect=2)
+""",
+        expect=2,
+    )
     out = built.result.output
     assert "api.yaml:7:5" in out and "unknown key `efect`" in out and "did you mean `effect`?" in out
     assert "api.yaml:10:5" in out and "'reed'" in out
@@ -151,12 +201,17 @@ def test_intent_map_errors_are_located_with_hints(tmp_path: Path) -> None:
 
 
 def test_unknown_output_field_lists_the_available_ones(tmp_path: Path) -> None:
-    built = build(tmp_path, TICKETS_SPEC, """tools:
+    built = build(
+        tmp_path,
+        TICKETS_SPEC,
+        """tools:
   get_ticket:
     operation: getTicket
     effect: read
     output: {fields: [id, subjct]}
-""", expect=2)
+""",
+        expect=2,
+    )
     assert "output-field-unknown" in built.result.output and "'subjct'" in built.result.output
     assert "subject" in built.result.output
 
@@ -171,13 +226,17 @@ def test_swagger2_builds_with_findings_located_in_the_2_0_file(tmp_path: Path) -
     assert again.exit_code == 0, again.output
     assert "(Swagger 2.0, read as OpenAPI 3.0.3)" in again.output
     # the header parameter `api_key` of DELETE /pet/{petId}, where the 2.0 text has it
-    assert "petstore-swagger2.json:279:11 (#/paths/~1pet~1{petId}/delete/parameters/0): info[param-credential]" \
+    assert (
+        "petstore-swagger2.json:279:11 (#/paths/~1pet~1{petId}/delete/parameters/0): info[param-credential]"
         in again.output
+    )
 
 
 def test_external_ref_is_refused_with_location(tmp_path: Path) -> None:
     spec = spec_with_body_ref(tmp_path, "other.yaml#/components/schemas/A", "ext.yaml")
-    built = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
+    built = build(
+        tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2
+    )
     assert "ref-external" in built.result.output and "ext.yaml:10:" in built.result.output
 
 
@@ -194,18 +253,40 @@ def test_hostile_description_cannot_inject_code(tmp_path: Path) -> None:
     canary = tmp_path / "canary"
     payload = f'x"""\n\'\'\'\nimport os; os.system("touch {canary}")\n{{{{ 1 }}}} ${{x}} \\ \u2028 \r'
     spec = tmp_path / "evil.json"
-    spec.write_text(json.dumps({
-        "openapi": "3.0.3",
-        "info": {"title": payload, "version": "1"},
-        "paths": {"/a": {"get": {
-            "operationId": "getA", "summary": payload,
-            "parameters": [{"name": "q", "in": "query", "description": payload,
-                            "schema": {"type": "string", "enum": [payload, "class", "None"]}}],
-            "responses": {"200": {"description": "ok"}}}}},
-    }))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": payload, "version": "1"},
+                "paths": {
+                    "/a": {
+                        "get": {
+                            "operationId": "getA",
+                            "summary": payload,
+                            "parameters": [
+                                {
+                                    "name": "q",
+                                    "in": "query",
+                                    "description": payload,
+                                    "schema": {"type": "string", "enum": [payload, "class", "None"]},
+                                }
+                            ],
+                            "responses": {"200": {"description": "ok"}},
+                        }
+                    }
+                },
+            }
+        )
+    )
     build(tmp_path, spec, emit="openai,anthropic,mcp,policy,report,python")
-    proc = subprocess.run([sys.executable, "-c", "import out, out.models; print(out.MCP_TOOLS[0]['title'])"],
-                          check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import out, out.models; print(out.MCP_TOOLS[0]['title'])"],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert not canary.exists()
     assert "touch" in proc.stdout  # the text survives, as data
@@ -224,10 +305,15 @@ def test_external_file_refs_bundled_when_allowed(tmp_path: Path) -> None:
     Tag: {type: string, enum: [x, y]}
 """)
     spec = spec_with_body_ref(tmp_path, "common/models.yaml#/components/schemas/A", "ext.yaml")
-    refused = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
+    refused = build(
+        tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2
+    )
     assert "allow_external_refs" in refused.result.output
-    built = build(tmp_path, spec, "allow_external_refs: true\n"
-                  "tools:\n  a: {operation: createA, effect: write, approval: never}\n")
+    built = build(
+        tmp_path,
+        spec,
+        "allow_external_refs: true\ntools:\n  a: {operation: createA, effect: write, approval: never}\n",
+    )
     props = built.tool("mcp", "record_a")["inputSchema"]["properties"]
     assert props["name"]["maxLength"] == 10 and props["tag"]["enum"] == ["x", "y"]
 
@@ -238,9 +324,17 @@ def test_output_folder_that_would_lose_data_is_refused(tmp_path: Path, where: st
     work.mkdir()
     shutil.copy(TICKETS_SPEC, work / "tickets.yaml")
     intent = work / "intent.yaml"
-    intent.write_text("toolgen: 1\nspec: tickets.yaml\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n")
-    out = {"inputs": work, "parent": tmp_path, "dot": Path("."), "dotdot": Path(".."),
-           "foreign": work / "mine", "file": work / "afile"}[where]
+    intent.write_text(
+        "toolgen: 1\nspec: tickets.yaml\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n"
+    )
+    out = {
+        "inputs": work,
+        "parent": tmp_path,
+        "dot": Path("."),
+        "dotdot": Path(".."),
+        "foreign": work / "mine",
+        "file": work / "afile",
+    }[where]
     if where == "foreign":
         out.mkdir()
         (out / "notes.txt").write_text("keep me")
@@ -248,16 +342,27 @@ def test_output_folder_that_would_lose_data_is_refused(tmp_path: Path, where: st
         out.write_text("keep me")
     before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
     if where == "inputs":  # one as a real process; the others in-process (an exception would fail the test)
-        proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out)], check=False,
-                              cwd=work, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out)],
+            check=False,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     else:
         proc = _here(work, "build", str(intent), "--out", str(out))
     assert proc.returncode == 2, proc.stderr
     assert "out-unsafe" in proc.stderr and "Traceback" not in proc.stderr
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
-    said = {"inputs": "output folder . is the working directory", "dot": "output folder . is the working directory",
-            "dotdot": "output folder .. holds the working directory", "parent": "holds the working directory",
-            "foreign": "holds files toolgen did not write: notes.txt", "file": "is an existing file"}[where]
+    said = {
+        "inputs": "output folder . is the working directory",
+        "dot": "output folder . is the working directory",
+        "dotdot": "output folder .. holds the working directory",
+        "parent": "holds the working directory",
+        "foreign": "holds files toolgen did not write: notes.txt",
+        "file": "is an existing file",
+    }[where]
     assert said in proc.stderr, proc.stderr
 
 
@@ -277,8 +382,15 @@ def test_spec_location_and_working_directory_do_not_change_the_output(tmp_path: 
     moved.parent.mkdir()
     shutil.copy(TICKETS_SPEC, moved)
     env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(moved)}
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "--check"], check=False, cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgen", "build", "--check"],
+        check=False,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     # a single intent map: --spec NAME=PATH and TOOLGEN_SPEC_<NAME> apply too
     intent = root / "intent_maps" / "tickets.yaml"
@@ -292,9 +404,28 @@ def test_empty_tuple_forms_are_dropped_not_emitted(tmp_path: Path, array: dict[s
     or the draft-04 `items: []`) constrains nothing, so it is dropped with a warning and every
     catalog stays conformant (it once failed the build with an internal error)."""
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/x": {"get": {
-        "operationId": "getX", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": array}}}}}}}}), encoding="utf-8")
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.1.0",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/x": {
+                        "get": {
+                            "operationId": "getX",
+                            "responses": {
+                                "200": {
+                                    "description": "ok",
+                                    "content": {"application/json": {"schema": array}},
+                                }
+                            },
+                        }
+                    }
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     built = build(tmp_path, spec)
     assert "prefixItems" not in json.dumps(built.tool("mcp", "get_x")["outputSchema"])
 
@@ -306,7 +437,11 @@ def _unsafe_project(tmp: Path, lint: str = "") -> Path:
     text = intent.read_text()
     start = text.index("  ticket_delete:")
     end = text.index("  get_ticket_history:")
-    block = text[start:end].replace("approval: required", "approval: never").replace("ticket:delete", "ticket:purge")
+    block = (
+        text[start:end]
+        .replace("approval: required", "approval: never")
+        .replace("ticket:delete", "ticket:purge")
+    )
     intent.write_text(text[:start] + block + text[end:])
     if lint:
         (root / "toolgen.yaml").write_text((root / "toolgen.yaml").read_text() + lint)
@@ -328,7 +463,11 @@ def test_build_prints_lint_errors_and_fails(tmp_path: Path) -> None:
     """A destructive intent with `approval: never` and a scope the spec does not declare: the build
     prints both findings, located, exits 1 and writes nothing (with or without --check)."""
     root = _unsafe_project(tmp_path)
-    for args in (["build"], ["build", "--check"], ["build", "intent_maps/tickets.yaml", "--out", "generated/tickets"]):
+    for args in (
+        ["build"],
+        ["build", "--check"],
+        ["build", "intent_maps/tickets.yaml", "--out", "generated/tickets"],
+    ):
         proc = _here(root, *args)
         assert proc.returncode == 1, proc.stderr
         assert "intent_maps/tickets.yaml:" in proc.stderr
@@ -341,7 +480,9 @@ def test_build_prints_lint_errors_and_fails(tmp_path: Path) -> None:
 def test_build_honours_configured_severities(tmp_path: Path) -> None:
     """`lint.severity` in toolgen.yaml applies to the build: the two findings demoted to warnings
     build (exit 0), are printed and reach REPORT.md; `off` drops a finding altogether."""
-    root = _unsafe_project(tmp_path, "lint:\n  severity: {destructive-without-approval: warning, scope-unknown: off}\n")
+    root = _unsafe_project(
+        tmp_path, "lint:\n  severity: {destructive-without-approval: warning, scope-unknown: off}\n"
+    )
     proc = _here(root, "build")
     assert proc.returncode == 0, proc.stderr
     assert "warning[destructive-without-approval]" in proc.stderr
@@ -361,13 +502,29 @@ def test_single_map_project_and_check_agree(tmp_path: Path) -> None:
     single = _here(root, "build", "intent_maps/tickets.yaml", "--out", "single/tickets", "-q")
     assert single.returncode == 0, single.stderr
     assert {p.name: p.read_bytes() for p in (root / "single" / "tickets").iterdir()} == golden
-    elsewhere = subprocess.run([sys.executable, "-m", "toolgen", "build", str(root / "intent_maps" / "tickets.yaml"),
-                                "--out", str(tmp_path / "other"), "-q"], check=False, cwd=tmp_path,
-                               capture_output=True, text=True, timeout=300)
+    elsewhere = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "build",
+            str(root / "intent_maps" / "tickets.yaml"),
+            "--out",
+            str(tmp_path / "other"),
+            "-q",
+        ],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert elsewhere.returncode == 0, elsewhere.stderr
     assert {p.name: p.read_bytes() for p in (tmp_path / "other").iterdir()} == golden
     shutil.rmtree(project)
-    assert _here(root, "build", "intent_maps/tickets.yaml", "--out", "generated/tickets", "-q").returncode == 0
+    assert (
+        _here(root, "build", "intent_maps/tickets.yaml", "--out", "generated/tickets", "-q").returncode == 0
+    )
     assert _here(root, "build", "--check", "-q").returncode == 0
     named = _here(root, "build", "tickets", "--check")
     assert named.returncode == 0 and "(1 API)" in named.stderr, named.stderr
@@ -386,8 +543,16 @@ def test_absolute_spec_path_never_reaches_generated_files(tmp_path: Path) -> Non
     shutil.copy(spec, outside)
     assert _here(root, "build", "-q").returncode == 0
     env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(outside)}
-    assert subprocess.run([sys.executable, "-m", "toolgen", "build", "intent_maps/tickets.yaml", "--out", "single",
-                           "-q"], check=False, cwd=root, env=env, timeout=300).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "toolgen", "build", "intent_maps/tickets.yaml", "--out", "single", "-q"],
+            check=False,
+            cwd=root,
+            env=env,
+            timeout=300,
+        ).returncode
+        == 0
+    )
     for folder in (root / "generated" / "tickets", root / "single"):
         for path in folder.iterdir():
             text = path.read_text(encoding="utf-8")

@@ -27,8 +27,12 @@ MODELS_LINES_PER_TOOL = 12
 #: bytes per operation of GitHub's include-everything catalogs (pretty-printed JSON); measured:
 #: mcp 9,759, openai 3,170, anthropic 2,655, policy 3,975 (2,750 before policy format 2 wrote every
 #: member of every row, `null` where there is nothing to say, so that the runtime can refuse a missing one)
-CATALOG_BYTES_PER_OPERATION = {"mcp.json": 12_000, "openai.json": 4_000, "anthropic.json": 3_500,
-                               "policy.json": 4_500}
+CATALOG_BYTES_PER_OPERATION = {
+    "mcp.json": 12_000,
+    "openai.json": 4_000,
+    "anthropic.json": 3_500,
+    "policy.json": 4_500,
+}
 
 
 def _check_python(files: dict[str, bytes], tools: int) -> None:
@@ -47,13 +51,17 @@ def test_committed_packages_hold_no_data_literals(api: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (REAL / "github-api.github.com.json").exists(), reason="../shared/specs/real is not available")
+@pytest.mark.skipif(
+    not (REAL / "github-api.github.com.json").exists(), reason="../shared/specs/real is not available"
+)
 def test_include_everything_default_build_of_github_stays_small() -> None:
     spec = (REAL / "github-api.github.com.json").resolve()
     with tempfile.TemporaryDirectory() as tmp:
         intent = Path(tmp) / "github.yaml"
-        intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: github}}\n"
-                          'include: [{match: "*"}]\n', encoding="utf-8")
+        intent.write_text(
+            f'toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: github}}\ninclude: [{{match: "*"}}]\n',
+            encoding="utf-8",
+        )
         built = build_api(intent, Path(tmp) / "out")
     operations, tools = len(built.ir.operations), len(built.ir.tools)
     assert operations > 1000
@@ -72,8 +80,10 @@ def _replicated_build(tmp: Path, n: int) -> dict[str, bytes]:
     spec = tmp / f"x{n}.json"
     spec.write_text(json.dumps(replicate(json.loads((REPO / "specs" / "stripe.slice.json").read_text()), n)))
     intent = tmp / f"x{n}.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
-                      'include: [{match: "*"}]\n', encoding="utf-8")
+    intent.write_text(
+        f'toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\ninclude: [{{match: "*"}}]\n',
+        encoding="utf-8",
+    )
     return build_api(intent, tmp / "out", run_lint=False).files
 
 

@@ -71,8 +71,10 @@ def test_remembered_diagnostics_are_located_in_the_edited_document(tmp_path: Pat
 
 def _include_everything(folder: Path, spec: Path) -> Path:
     intent = folder / "api.yaml"
-    intent.write_text(f'toolgen: 1\nspec: {spec.name}\napi: {{name: api}}\ninclude: [{{match: "*", toolset: from_tag}}]\n',
-                      encoding="utf-8")
+    intent.write_text(
+        f'toolgen: 1\nspec: {spec.name}\napi: {{name: api}}\ninclude: [{{match: "*", toolset: from_tag}}]\n',
+        encoding="utf-8",
+    )
     return intent
 
 
@@ -86,8 +88,10 @@ def _first_operation(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["asana.json", "spotify.json", "slack.json", "box.json", "digitalocean.json",
-                                  "petstore-swagger2.json"])
+@pytest.mark.parametrize(
+    "name",
+    ["asana.json", "spotify.json", "slack.json", "box.json", "digitalocean.json", "petstore-swagger2.json"],
+)
 def test_real_specs_rebuilt_after_edits_equal_cold_builds(tmp_path: Path, name: str) -> None:
     source = REAL / name
     if not source.is_file():
@@ -127,7 +131,8 @@ def _plant_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
 
 
 def test_an_inferred_intent_is_inferred_again_only_for_the_edited_operation(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     inferred: list[str] = []
     real = infer_intent
 
@@ -145,7 +150,8 @@ def test_an_inferred_intent_is_inferred_again_only_for_the_edited_operation(
 
 
 def test_an_inferred_intent_keyed_without_its_operation_is_caught(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check above can fail: with a key that leaves out what the operation says, the cached build
     keeps the old effect and its files differ from a cold build's."""
     real = reuse._digest
@@ -200,7 +206,9 @@ def _paging_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
     cache = Cache(tmp_path / "cache")
     build_api(intent, tmp_path / "out", cache=cache)
     spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))
-    spec["paths"]["/trees"]["get"]["parameters"] = [{"name": "cursor", "in": "query", "schema": {"type": "string"}}]
+    spec["paths"]["/trees"]["get"]["parameters"] = [
+        {"name": "cursor", "in": "query", "schema": {"type": "string"}}
+    ]
     (tmp_path / "items.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
     return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
 
@@ -218,7 +226,9 @@ def test_remembered_lint_facts_follow_the_operation(tmp_path: Path) -> None:
     assert warm.computed["lint"] > 0
 
 
-def test_lint_facts_keyed_without_the_operation_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lint_facts_keyed_without_the_operation_are_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check above can fail: keyed without the operation's part of the document, the finding of
     the build before comes back."""
     _key_lint_facts_without_the_operation(monkeypatch)
@@ -228,9 +238,12 @@ def test_lint_facts_keyed_without_the_operation_are_caught(tmp_path: Path, monke
 
 def _key_lint_facts_without_the_operation(monkeypatch: pytest.MonkeyPatch) -> None:
     """The lint rules' facts of an operation keyed without its part of the document (other keys as they are)."""
-    monkeypatch.setattr("toolgen.review.lint.operation_checks.piece_key",
-                        lambda kind, *parts: piece_key(kind, parts[0], parts[2]) if len(parts) == 3 else
-                        piece_key(kind, *parts))
+    monkeypatch.setattr(
+        "toolgen.review.lint.operation_checks.piece_key",
+        lambda kind, *parts: (
+            piece_key(kind, parts[0], parts[2]) if len(parts) == 3 else piece_key(kind, *parts)
+        ),
+    )
 
 
 def _idempotency_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
@@ -241,7 +254,8 @@ def _idempotency_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
     build_api(intent, tmp_path / "out", cache=cache)
     spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))
     spec["paths"]["/items"]["post"]["parameters"] = [
-        {"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}]
+        {"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}
+    ]
     (tmp_path / "items.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
     return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
 
@@ -259,7 +273,8 @@ def test_remembered_idempotency_places_follow_the_operation(tmp_path: Path) -> N
 
 
 def test_idempotency_places_keyed_without_the_operation_are_caught(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check above can fail: keyed without the operation's part of the document, the place the
     build before found comes back."""
     _key_lint_facts_without_the_operation(monkeypatch)
@@ -289,10 +304,14 @@ def test_remembered_policy_rows_follow_their_tools(tmp_path: Path) -> None:
     assert 0 < warm.computed["policy"] < len(warm.ir.tools)
 
 
-def test_policy_rows_keyed_without_the_tool_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_policy_rows_keyed_without_the_tool_are_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check above can fail: keyed by the tool's name alone, the row of the intent before the
     edit comes back."""
-    monkeypatch.setattr("toolgen.emit.policy.piece_key", lambda kind, tool, rewrites: piece_key(kind, tool.name))
+    monkeypatch.setattr(
+        "toolgen.emit.policy.piece_key", lambda kind, tool, rewrites: piece_key(kind, tool.name)
+    )
     warm, cold = _policy_edited_builds(tmp_path)
     assert warm.files["policy.json"] != cold.files["policy.json"]
 
@@ -318,8 +337,9 @@ def _input_examples(build: Any) -> dict[str, Any]:
     return {t.name: t.input_examples for t in build.ir.tools if t.input_examples}
 
 
-@pytest.mark.parametrize(("then", "shown"), [({"name": "fir", "color": "green"}, True), ({"name": 7}, False),
-                                             ("no object", False)])
+@pytest.mark.parametrize(
+    ("then", "shown"), [({"name": "fir", "color": "green"}, True), ({"name": 7}, False), ("no object", False)]
+)
 def test_remembered_spec_examples_follow_the_operation(tmp_path: Path, then: Any, shown: bool) -> None:
     """A tool's input examples taken from the spec are remembered under its operation's part of the
     document (`toolgen.compile.lower.reuse.remembered_examples`): after the example changes (to
@@ -333,11 +353,17 @@ def test_remembered_spec_examples_follow_the_operation(tmp_path: Path, then: Any
 
 
 def test_spec_examples_keyed_without_the_operation_are_caught(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check above can fail: keyed without the operation's part of the document, the example the
     build before found comes back."""
     digest = reuse._digest
-    monkeypatch.setattr(reuse, "_digest", lambda *parts: digest(*parts[:2], *parts[3:])
-                        if parts[0] == "spec-examples 1" else digest(*parts))
-    warm, cold = _example_edited_builds(tmp_path, {"name": "oak", "color": "red"}, {"name": "fir", "color": "green"})
+    monkeypatch.setattr(
+        reuse,
+        "_digest",
+        lambda *parts: digest(*parts[:2], *parts[3:]) if parts[0] == "spec-examples 1" else digest(*parts),
+    )
+    warm, cold = _example_edited_builds(
+        tmp_path, {"name": "oak", "color": "red"}, {"name": "fir", "color": "green"}
+    )
     assert _input_examples(warm) != _input_examples(cold)

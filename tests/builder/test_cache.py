@@ -23,8 +23,12 @@ from toolgen.builder.cache import Cache, digest
 
 EFFECTS = ("read", "write", "destructive")
 OPERATIONS = ("listItems", "createItem", "getItem", "deleteItem")
-OPTIONAL_QUERY = {"listItems": ("limit", "status", "cursor"), "getItem": ("fields",), "createItem": (),
-                  "deleteItem": ()}
+OPTIONAL_QUERY = {
+    "listItems": ("limit", "status", "cursor"),
+    "getItem": ("fields",),
+    "createItem": (),
+    "deleteItem": (),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -37,11 +41,16 @@ def cache_on(_no_build_cache: None, tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def _spec(state: dict[str, Any]) -> dict[str, Any]:
-    item = {"type": "object", "required": ["name"], "properties": {
-        "name": {"type": "string", "description": "The item's name."},
-        "color": {"type": "string", "enum": ["red", "green", "blue"]},
-        "size": {"type": "object", "properties": {"w": {"type": "integer"}, "h": {"type": "integer"}}},
-        **{f"extra_{p}": {"type": "string"} for p in sorted(state["props"])}}}
+    item = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "description": "The item's name."},
+            "color": {"type": "string", "enum": ["red", "green", "blue"]},
+            "size": {"type": "object", "properties": {"w": {"type": "integer"}, "h": {"type": "integer"}}},
+            **{f"extra_{p}": {"type": "string"} for p in sorted(state["props"])},
+        },
+    }
 
     def ok(schema: dict[str, Any]) -> dict[str, Any]:
         return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
@@ -49,38 +58,84 @@ def _spec(state: dict[str, Any]) -> dict[str, Any]:
     ref = {"$ref": "#/components/schemas/Item"}
     paths: dict[str, Any] = {
         "/items": {
-            "get": {"operationId": "listItems", "summary": state["summaries"][0], "tags": ["items"],
-                    "parameters": [{"name": n, "in": "query", "schema": {"type": "string"}}
-                                   for n in OPTIONAL_QUERY["listItems"]],
-                    "responses": ok({"type": "array", "items": ref})},
-            "post": {"operationId": "createItem", "summary": state["summaries"][1], "tags": ["items"],
-                     "requestBody": {"required": True, "content": {"application/json": {"schema": ref}}},
-                     "responses": ok(ref)}},
+            "get": {
+                "operationId": "listItems",
+                "summary": state["summaries"][0],
+                "tags": ["items"],
+                "parameters": [
+                    {"name": n, "in": "query", "schema": {"type": "string"}}
+                    for n in OPTIONAL_QUERY["listItems"]
+                ],
+                "responses": ok({"type": "array", "items": ref}),
+            },
+            "post": {
+                "operationId": "createItem",
+                "summary": state["summaries"][1],
+                "tags": ["items"],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": ref}}},
+                "responses": ok(ref),
+            },
+        },
         "/items/{id}": {
             "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "get": {"operationId": "getItem", "summary": state["summaries"][2], "tags": ["items"],
-                    "parameters": [{"name": "fields", "in": "query", "schema": {"type": "string"}}],
-                    "responses": ok(ref)},
-            "delete": {"operationId": "deleteItem", "summary": state["summaries"][3], "tags": ["admin"],
-                       "responses": {"204": {"description": "gone"}}}},
+            "get": {
+                "operationId": "getItem",
+                "summary": state["summaries"][2],
+                "tags": ["items"],
+                "parameters": [{"name": "fields", "in": "query", "schema": {"type": "string"}}],
+                "responses": ok(ref),
+            },
+            "delete": {
+                "operationId": "deleteItem",
+                "summary": state["summaries"][3],
+                "tags": ["admin"],
+                "responses": {"204": {"description": "gone"}},
+            },
+        },
     }
     # lowered through an include group: a recursive schema (a cycle note every tool that reaches it
     # carries), a reference into another path item, and a schema keyword that is dropped with a warning
-    node = {"type": "object", "properties": {"label": {"type": "string", **({"minLength": "two"} if state["bad"] else {})},
-                                             "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}
-    paths["/trees"] = {"get": {"operationId": "listTrees", "summary": state["tree"], "tags": ["tree"],
-                               "responses": ok({"type": "array", "items": {"$ref": "#/components/schemas/Node"}})},
-                       "post": {"operationId": "plantTree", "summary": state["plant"], "tags": ["tree"],
-                                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
-                                "responses": {"200": {"$ref": "#/paths/~1trees/get/responses/200"}}}}
+    node = {
+        "type": "object",
+        "properties": {
+            "label": {"type": "string", **({"minLength": "two"} if state["bad"] else {})},
+            "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+        },
+    }
+    paths["/trees"] = {
+        "get": {
+            "operationId": "listTrees",
+            "summary": state["tree"],
+            "tags": ["tree"],
+            "responses": ok({"type": "array", "items": {"$ref": "#/components/schemas/Node"}}),
+        },
+        "post": {
+            "operationId": "plantTree",
+            "summary": state["plant"],
+            "tags": ["tree"],
+            "requestBody": {
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}
+            },
+            "responses": {"200": {"$ref": "#/paths/~1trees/get/responses/200"}},
+        },
+    }
     for k in sorted(state["extra_ops"]):
-        paths[f"/extra{k}"] = {"get": {
-            "operationId": f"extra{k}", "summary": f"Extra number {k}.", "tags": ["extra"],
-            "parameters": [{"name": f"q{k}", "in": "query", "schema": {"type": "integer"}}],
-            "responses": ok({"type": "object", "properties": {"n": {"type": "integer"}}})}}
-    return {"openapi": "3.0.3", "info": {"title": "Items", "version": "1"},
-            "servers": [{"url": "https://items.example.com"}], "paths": paths,
-            "components": {"schemas": {"Item": item, "Node": node}}}
+        paths[f"/extra{k}"] = {
+            "get": {
+                "operationId": f"extra{k}",
+                "summary": f"Extra number {k}.",
+                "tags": ["extra"],
+                "parameters": [{"name": f"q{k}", "in": "query", "schema": {"type": "integer"}}],
+                "responses": ok({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            }
+        }
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Items", "version": "1"},
+        "servers": [{"url": "https://items.example.com"}],
+        "paths": paths,
+        "components": {"schemas": {"Item": item, "Node": node}},
+    }
 
 
 def _intent_map(state: dict[str, Any]) -> dict[str, Any]:
@@ -97,20 +152,34 @@ def _intent_map(state: dict[str, Any]) -> dict[str, Any]:
         tools[f"tool_{operation.lower()}"] = intent
     for k in sorted(state["extra_ops"]):
         tools[f"extra_{k}"] = {"operation": f"extra{k}", "effect": "read"}
-    return {"toolgen": 1, "spec": "items.json", "api": {"name": "items"}, "tools": tools,
-            "toolsets": {"trees": {"description": "Trees and their branches."}},
-            "include": [{"match": "tag:tree", "toolset": "trees"}]}
+    return {
+        "toolgen": 1,
+        "spec": "items.json",
+        "api": {"name": "items"},
+        "tools": tools,
+        "toolsets": {"trees": {"description": "Trees and their branches."}},
+        "include": [{"match": "tag:tree", "toolset": "trees"}],
+    }
 
 
 INITIAL: dict[str, Any] = {
     "summaries": ["List items.", "Create an item.", "Get an item.", "Delete an item."],
-    "descriptions": ["", "", "", ""], "effects": ["read", "write", "read", "destructive"],
-    "hidden": set(), "extra_ops": set(), "props": set(), "tree": "List trees.", "bad": False,
+    "descriptions": ["", "", "", ""],
+    "effects": ["read", "write", "read", "destructive"],
+    "hidden": set(),
+    "extra_ops": set(),
+    "props": set(),
+    "tree": "List trees.",
+    "bad": False,
     "plant": "Plant a tree.",
 }
 
+
 def _fresh_state() -> dict[str, Any]:
-    return {k: (set(v) if isinstance(v, set) else list(v) if isinstance(v, list) else v) for k, v in INITIAL.items()}
+    return {
+        k: (set(v) if isinstance(v, set) else list(v) if isinstance(v, list) else v)
+        for k, v in INITIAL.items()
+    }
 
 
 _text = st.text(st.sampled_from("abcdefgh XYZ.é"), min_size=1, max_size=20).map(lambda s: s.strip() or "x")
@@ -136,7 +205,9 @@ def _apply(state: dict[str, Any], edit: tuple[Any, ...]) -> None:
     elif kind == "bad":
         state["bad"] = not state["bad"]
     elif kind in ("summary", "description", "effect"):
-        state[{"summary": "summaries", "description": "descriptions", "effect": "effects"}[kind]][edit[1]] = edit[2]
+        state[{"summary": "summaries", "description": "descriptions", "effect": "effects"}[kind]][edit[1]] = (
+            edit[2]
+        )
     elif kind in ("hide", "operation", "property"):
         chosen = state[{"hide": "hidden", "operation": "extra_ops", "property": "props"}[kind]]
         chosen.symmetric_difference_update({edit[1]})
@@ -156,15 +227,20 @@ def _write_project(folder: Path, states: dict[str, dict[str, Any]]) -> None:
         (folder / name).mkdir()
         _write_inputs(folder / name, state)
     (folder / "toolgen.yaml").write_text(
-        "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
-                                          for n in states), encoding="utf-8")
+        "toolgen: 1\napis:\n"
+        + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n" for n in states),
+        encoding="utf-8",
+    )
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
     if not folder.is_dir():
         return {}
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def _build(intent: Path, out: Path, *flags: str) -> int:
@@ -172,13 +248,20 @@ def _build(intent: Path, out: Path, *flags: str) -> int:
 
 
 @pytest.mark.long
-@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(edits=st.lists(_edits, min_size=1, max_size=4))
 @example(edits=[("effect", 3, "read")])  # a first edit the build refuses (a delete drafted as a read)
-@example(edits=[("effect", 3, "read"), ("tamper", "openai.json")])  # then a file changed under a refused build
-@example(edits=[("plant", "Delete every tree."), ("plant", "Plant a tree.")])  # an inferred effect changes, and back
+@example(
+    edits=[("effect", 3, "read"), ("tamper", "openai.json")]
+)  # then a file changed under a refused build
+@example(
+    edits=[("plant", "Delete every tree."), ("plant", "Plant a tree.")]
+)  # an inferred effect changes, and back
 def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
-        tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]) -> None:
+    tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]
+) -> None:
     work = tmp_path_factory.mktemp("edits")
     state = _fresh_state()
     intent = _write_inputs(work, state)
@@ -211,7 +294,9 @@ def _project(folder: Path) -> Path:
     return _write_inputs(folder, state)
 
 
-def test_check_answers_from_the_manifest_without_building(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_answers_from_the_manifest_without_building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     intent = _project(tmp_path)
     out = tmp_path / "out"
     assert _build(intent, out) == 0
@@ -232,8 +317,9 @@ def test_check_answers_from_the_manifest_without_building(tmp_path: Path, monkey
     assert again.exit_code != 0 and "built although" in again.output
 
 
-def test_a_cache_from_elsewhere_is_never_believed(tmp_path: Path, cache_on: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cache_from_elsewhere_is_never_believed(
+    tmp_path: Path, cache_on: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A pull request that commits a cache folder (with a manifest calling a tampered output folder
     up to date) must not make `--check` pass: entries are MACed with the builder's own secret,
     kept outside the project, so another user's (or a forger's) entries are misses."""
@@ -248,8 +334,11 @@ def test_a_cache_from_elsewhere_is_never_believed(tmp_path: Path, cache_on: Path
     tampered = policy.read_bytes().replace(b'"required"', b'"never"')
     assert tampered != policy.read_bytes()
     policy.write_bytes(tampered)
-    records = {e: json.loads(e.read_bytes().split(b"\n", 1)[1]) for e in (cache_on / "manifest").rglob("*")
-               if e.is_file() and not e.name.startswith(".")}
+    records = {
+        e: json.loads(e.read_bytes().split(b"\n", 1)[1])
+        for e in (cache_on / "manifest").rglob("*")
+        if e.is_file() and not e.name.startswith(".")
+    }
     assert records
 
     def forge(secret_home: Path | None) -> None:
@@ -273,8 +362,9 @@ def test_a_cache_from_elsewhere_is_never_believed(tmp_path: Path, cache_on: Path
     assert _build(intent, out, "--check") != 0
 
 
-def test_no_cache_and_the_environment_turn_it_off(tmp_path: Path, cache_on: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_cache_and_the_environment_turn_it_off(
+    tmp_path: Path, cache_on: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     intent = _project(tmp_path)
     assert _build(intent, tmp_path / "a", "--no-cache") == 0
     assert not cache_on.exists()
@@ -327,8 +417,12 @@ def test_get_and_put(tmp_path: Path) -> None:
     assert cache.memo("x", digest("other"), lambda: make(b"v")) == b"v"
     assert cache.memo("x", digest("other"), lambda: make(b"w")) == b"v"
     assert calls == [1]
-    assert [p.name for p in (tmp_path / "c").rglob(".*") if p.is_file()] == [".gitignore"]  # no temporary file
-    assert (tmp_path / "c" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"  # git ignores it
+    assert [p.name for p in (tmp_path / "c").rglob(".*") if p.is_file()] == [
+        ".gitignore"
+    ]  # no temporary file
+    assert (tmp_path / "c" / ".gitignore").read_text(encoding="utf-8").splitlines()[
+        -1
+    ] == "*"  # git ignores it
 
 
 def test_an_unwritable_cache_costs_only_time(tmp_path: Path) -> None:
@@ -369,6 +463,7 @@ def test_concurrent_writers_never_show_half_an_entry(tmp_path: Path) -> None:
 
 def _killed_at_rename(root: str) -> None:
     """Write an entry and die (SIGKILL) just before the rename that publishes it."""
+
     def die(*args: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -389,6 +484,7 @@ def test_a_writer_killed_mid_write_leaves_no_entry(tmp_path: Path) -> None:
 def _build_killed_on_first_entry(intent: str, out: str, at: int = 1) -> None:
     """A cached build killed (SIGKILL) while it publishes its `at`-th cache entry (the first: a black
     piece; later ones: the catalog table, the per-tool pieces' tables)."""
+
     def die(*args: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -413,8 +509,9 @@ def test_a_build_killed_while_caching_leaves_no_wrong_bytes(tmp_path: Path, at: 
     intent = _project(tmp_path)
     os.environ["TOOLGEN_WORKERS"] = "0"  # the pieces are cached in this process, so the kill reaches them
     try:
-        child = multiprocessing.get_context("fork").Process(target=_build_killed_on_first_entry,
-                                                            args=(str(intent), str(tmp_path / "killed"), at))
+        child = multiprocessing.get_context("fork").Process(
+            target=_build_killed_on_first_entry, args=(str(intent), str(tmp_path / "killed"), at)
+        )
         child.start()
         child.join()
     finally:
@@ -441,8 +538,10 @@ def test_concurrent_builds_of_different_edits_share_the_cache(tmp_path: Path) ->
     entry per kind, each build writing its own back); afterwards each cached build of each state
     equals a build without the cache."""
     context = multiprocessing.get_context("fork")
-    builders = [context.Process(target=_build_state, args=(str(tmp_path / name), summary))
-                for name, summary in (("a", "List trees."), ("b", "Every tree there is."))]
+    builders = [
+        context.Process(target=_build_state, args=(str(tmp_path / name), summary))
+        for name, summary in (("a", "List trees."), ("b", "Every tree there is."))
+    ]
     for b in builders:
         b.start()
     for b in builders:
@@ -452,10 +551,16 @@ def test_concurrent_builds_of_different_edits_share_the_cache(tmp_path: Path) ->
         intent = tmp_path / name / "items.yaml"
         assert _build(intent, tmp_path / name / "again") == 0
         assert _build(intent, tmp_path / name / "cold", "--no-cache") == 0
-        assert _tree(tmp_path / name / "again") == _tree(tmp_path / name / "cold") == _tree(tmp_path / name / "out")
+        assert (
+            _tree(tmp_path / name / "again")
+            == _tree(tmp_path / name / "cold")
+            == _tree(tmp_path / name / "out")
+        )
 
 
-def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_the_spec_alone_gives_is_kept_by_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The spec's validation, each operation's part of it, the lines and columns of the findings'
     pointers and the keys written twice (`SpecDocument.content_key`) come from the cache while the
     spec's text is unchanged (an edit of the intent map only), with the findings they gave; an edit
@@ -530,7 +635,6 @@ def test_the_cache_folder_is_ignored_by_git() -> None:
     assert ".toolgen/" in (REPO / ".gitignore").read_text(encoding="utf-8").split()
 
 
-
 def test_each_api_of_a_project_keeps_its_own_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a project of two APIs, building one does not drop what the other's build keeps: after an edit
     of one API's intent map (its spec unchanged) its spec is not validated again, whichever API was
@@ -561,7 +665,9 @@ def test_each_api_of_a_project_keeps_its_own_pieces(tmp_path: Path, monkeypatch:
         assert validated == [], (turn, name)
 
 
-def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """PyYAML's C loader (libyaml) and its pure-Python one read some texts differently, so which one
     parsed a YAML spec keys what its text gives (`SpecDocument.content_key`) and every cache entry
     (`toolgen.builder.cache.environment_key`): after the reader changes, a build validates the spec again
@@ -596,9 +702,14 @@ def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, m
             monkeypatch.setattr(load, "_YamlLoader", loader)
             environment_key.cache_clear()
             assert _build(intent, tmp_path / "out") == 0
-            assert len(validated) == 1, loader.__name__  # computed under each reader, never taken from the other's
-            keys[loader.__name__] = (environment_key(), load.load_spec(tmp_path / "items.spec.yaml").content_key,
-                                     load.load_spec(tmp_path / "items.json").content_key)
+            assert len(validated) == 1, (
+                loader.__name__
+            )  # computed under each reader, never taken from the other's
+            keys[loader.__name__] = (
+                environment_key(),
+                load.load_spec(tmp_path / "items.spec.yaml").content_key,
+                load.load_spec(tmp_path / "items.json").content_key,
+            )
             validated.clear()
     finally:
         monkeypatch.undo()
@@ -609,7 +720,8 @@ def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, m
 
 
 def test_a_project_prints_its_findings_in_the_same_order_cached_or_not(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`toolgen build` of a project prints each API's findings in the project's order whichever APIs
     the manifest answered: after an edit of the second API only, the first is reused and its findings
     (recorded) came after the second's (built), where a build without the cache printed them in the

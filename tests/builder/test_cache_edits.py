@@ -35,9 +35,20 @@ _text = st.text(st.sampled_from("abcdefgh XYZ.é"), min_size=1, max_size=12).map
 
 
 def _fresh() -> dict[str, Any]:
-    return {**_fresh_state(), "item": "Item", "output": {}, "fixed": False, "permission": {}, "never": set(),
-            "toolset": set(), "loading": None, "match": "tag:tree", "top": 0, "dup": False,
-            "layout": False}
+    return {
+        **_fresh_state(),
+        "item": "Item",
+        "output": {},
+        "fixed": False,
+        "permission": {},
+        "never": set(),
+        "toolset": set(),
+        "loading": None,
+        "match": "tag:tree",
+        "top": 0,
+        "dup": False,
+        "layout": False,
+    }
 
 
 def _texts(state: dict[str, Any]) -> tuple[str, str]:
@@ -46,15 +57,19 @@ def _texts(state: dict[str, Any]) -> tuple[str, str]:
     if state["item"] != "Item":
         schemas = spec["components"]["schemas"]
         spec["components"]["schemas"] = {(state["item"] if k == "Item" else k): v for k, v in schemas.items()}
-    text = json.dumps(spec, indent=2).replace('"#/components/schemas/Item"', json.dumps(
-        f"#/components/schemas/{state['item']}"))
+    text = json.dumps(spec, indent=2).replace(
+        '"#/components/schemas/Item"', json.dumps(f"#/components/schemas/{state['item']}")
+    )
     if state["dup"]:  # a key written twice: the last one counts, and a finding names the first
         text = text.replace('"title": "Items"', '"title": "Things", "title": "Items"', 1)
     text = "\n" * state["top"] + text
     intent = _intent_map(state)
     tools = intent["tools"]
     for i, fields in state["output"].items():
-        tools[f"tool_{OPERATIONS[i].lower()}"]["output"] = {"fields": list(fields), "redact": list(fields[:1])}
+        tools[f"tool_{OPERATIONS[i].lower()}"]["output"] = {
+            "fields": list(fields),
+            "redact": list(fields[:1]),
+        }
     if state["fixed"]:
         tools["tool_getitem"]["fixed"] = {"fields": "name"}
         tools["tool_getitem"].pop("hide", None)
@@ -91,8 +106,10 @@ class CachedBuilds(RuleBasedStateMachine):
         for project in (self.cached, self.cold):
             project.mkdir()
             (project / "toolgen.yaml").write_text(
-                "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
-                                                  for n in APIS), encoding="utf-8")
+                "toolgen: 1\napis:\n"
+                + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n" for n in APIS),
+                encoding="utf-8",
+            )
         self.states["right"]["tree"] = "List the trees."  # two specs, not one text
         self.states["right"]["layout"] = True  # an intent map in YAML blocks, as `toolgen init` writes it
         self._write()
@@ -129,27 +146,40 @@ class CachedBuilds(RuleBasedStateMachine):
         self._write()
         self._compare()
 
-    @rule(api=st.sampled_from(APIS), edit=st.one_of(
-        st.tuples(st.just("summary"), st.integers(0, 3), _text),
-        st.tuples(st.just("description"), st.integers(0, 3), _text),
-        st.tuples(st.just("effect"), st.integers(0, 3), st.sampled_from(EFFECTS)),
-        st.tuples(st.just("hide"), st.sampled_from(["limit", "status", "cursor", "fields"])),
-        st.tuples(st.just("operation"), st.integers(0, 2)),
-        st.tuples(st.just("property"), st.sampled_from(["a", "b"])),
-        st.tuples(st.just("tree"), _text)))
+    @rule(
+        api=st.sampled_from(APIS),
+        edit=st.one_of(
+            st.tuples(st.just("summary"), st.integers(0, 3), _text),
+            st.tuples(st.just("description"), st.integers(0, 3), _text),
+            st.tuples(st.just("effect"), st.integers(0, 3), st.sampled_from(EFFECTS)),
+            st.tuples(st.just("hide"), st.sampled_from(["limit", "status", "cursor", "fields"])),
+            st.tuples(st.just("operation"), st.integers(0, 2)),
+            st.tuples(st.just("property"), st.sampled_from(["a", "b"])),
+            st.tuples(st.just("tree"), _text),
+        ),
+    )
     def base_edit(self, api: str, edit: tuple[Any, ...]) -> None:
         self._edit(api, lambda s: _apply(s, edit))
 
-    @rule(api=st.sampled_from(APIS), tool=st.sampled_from([0, 2]),
-          fields=st.sampled_from([(), ("name",), ("name", "color"), ("color", "size.w")]))
+    @rule(
+        api=st.sampled_from(APIS),
+        tool=st.sampled_from([0, 2]),
+        fields=st.sampled_from([(), ("name",), ("name", "color"), ("color", "size.w")]),
+    )
     def output(self, api: str, tool: int, fields: tuple[str, ...]) -> None:
-        self._edit(api, lambda s: s["output"].update({tool: fields}) if fields else s["output"].pop(tool, None))
+        self._edit(
+            api, lambda s: s["output"].update({tool: fields}) if fields else s["output"].pop(tool, None)
+        )
 
     @rule(api=st.sampled_from(APIS))
     def fixed(self, api: str) -> None:
         self._edit(api, lambda s: s.update(fixed=not s["fixed"]))
 
-    @rule(api=st.sampled_from(APIS), tool=st.integers(0, 3), scope=st.sampled_from(["items:read", "items:admin"]))
+    @rule(
+        api=st.sampled_from(APIS),
+        tool=st.integers(0, 3),
+        scope=st.sampled_from(["items:read", "items:admin"]),
+    )
     def permission(self, api: str, tool: int, scope: str) -> None:
         self._edit(api, lambda s: s["permission"].update({tool: scope}))
 
@@ -198,36 +228,60 @@ FOLDER: Any = None
 
 @pytest.mark.long
 def test_cached_builds_of_a_two_api_project_equal_builds_without_the_cache(
-        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     global FOLDER
     FOLDER = tmp_path_factory
     monkeypatch.setenv("TOOLGEN_CACHE", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.delenv("TOOLGEN_CACHE_DIR", raising=False)  # each project's own .toolgen/cache
     machine = CachedBuilds.TestCase
-    machine.settings = settings(max_examples=examples(4), stateful_step_count=8, deadline=None,
-                                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    machine.settings = settings(
+        max_examples=examples(4),
+        stateful_step_count=8,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     machine().runTest()
 
 
 def _sweep(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), str(REPO)])}
-    return subprocess.run([sys.executable, "benchmarks/cache_sweep.py", *args], capture_output=True, text=True,
-                          cwd=REPO, env=env, timeout=1200, check=False)
+    return subprocess.run(
+        [sys.executable, "benchmarks/cache_sweep.py", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=1200,
+        check=False,
+    )
 
 
 @pytest.mark.long
 def test_the_real_spec_sweep_runs_on_a_two_api_project_of_the_repository_specs() -> None:
     """`benchmarks/cache_sweep.py` (the same comparison over real specs, in fresh processes) runs end
     to end: the tickets spec as YAML and a slice of Stripe's as the two APIs of one project."""
-    proc = _sweep("--spec", "specs/tickets.yaml", "--spec", "specs/stripe.slice.json", "--edits", "4",
-                  "--seed", "3", "--tools", "6")
+    proc = _sweep(
+        "--spec",
+        "specs/tickets.yaml",
+        "--spec",
+        "specs/stripe.slice.json",
+        "--edits",
+        "4",
+        "--seed",
+        "3",
+        "--tools",
+        "6",
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "0 build pair(s) differ" in proc.stdout
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("specs", [("listennotes.json",), ("notion.json", "blockfrost.yaml"), ("stripe.json",)])
+@pytest.mark.parametrize(
+    "specs", [("listennotes.json",), ("notion.json", "blockfrost.yaml"), ("stripe.json",)]
+)
 def test_cached_builds_of_real_specs_equal_builds_without_the_cache(specs: tuple[str, ...]) -> None:
     paths = [REAL / name for name in specs]
     if not all(p.is_file() for p in paths):

@@ -41,8 +41,12 @@ def test_a_planted_folder_link_is_not_written_through(tmp_path: Path, level: str
     repo = tmp_path / "repo"
     root = repo / ".toolgen" / "cache"
     key = "cd" * 32
-    link = {"dot-toolgen": repo / ".toolgen", "root": root, "kind": root / "models",
-            "prefix": root / "models" / key[:2]}[level]
+    link = {
+        "dot-toolgen": repo / ".toolgen",
+        "root": root,
+        "kind": root / "models",
+        "prefix": root / "models" / key[:2],
+    }[level]
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(tmp_path / "outside", target_is_directory=True)
     cache = Cache.for_project(repo)

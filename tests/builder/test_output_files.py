@@ -29,7 +29,9 @@ def _mode(path: Path) -> int:
 def test_folders_and_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
     folder = tmp_path / "generated" / "api"
     single = tmp_path / "generated" / "intent-map.schema.json"
-    write_outputs([Output(folder, {"policy.json": b"{}", "pkg/__init__.py": b""}), Output(single, {"": b"{}"})])
+    write_outputs(
+        [Output(folder, {"policy.json": b"{}", "pkg/__init__.py": b""}), Output(single, {"": b"{}"})]
+    )
     assert _mode(folder) == 0o777 & ~umask
     assert _mode(folder / "pkg") == 0o777 & ~umask
     assert _mode(folder / "policy.json") == 0o666 & ~umask
@@ -44,7 +46,9 @@ def test_build_writes_with_the_umask(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
         out = tmp_path / "gen"
-        assert run("build", str(REPO / "intent_maps" / "tickets.yaml"), "--out", str(out), "-q").exit_code == 0
+        assert (
+            run("build", str(REPO / "intent_maps" / "tickets.yaml"), "--out", str(out), "-q").exit_code == 0
+        )
     finally:
         os.umask(old)
     assert _mode(out) == 0o755

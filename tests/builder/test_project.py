@@ -25,7 +25,8 @@ def _project(tmp_path: Path, name: str, out: str) -> Path:
         shutil.copytree(ROOT / "generated" / "tickets", tmp_path / out, dirs_exist_ok=True)
     (tmp_path / "toolgen.yaml").write_text(
         f"toolgen: 1\napis:\n  - name: {name}\n    intent_map: intent_maps/tickets.yaml\n    out: {out}\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return tmp_path / "toolgen.yaml"
 
 
@@ -70,7 +71,21 @@ def test_toolgen_call_finds_an_api_named_no(tmp_path: Path, monkeypatch: pytest.
     _project(tmp_path, "no", "pkgs/built")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TICKETS_TOKEN", "a-token-long-enough")
-    done = CliRunner().invoke(main, ["call", "no", "get_ticket", "--args", '{"ticket_id": "T-1"}',
-                                     "--receipts", "memory://", "--base-url", "http://127.0.0.1:9/v1", "--scopes", "ticket:read"])
+    done = CliRunner().invoke(
+        main,
+        [
+            "call",
+            "no",
+            "get_ticket",
+            "--args",
+            '{"ticket_id": "T-1"}',
+            "--receipts",
+            "memory://",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--scopes",
+            "ticket:read",
+        ],
+    )
     assert done.exit_code == 1, done.output  # found and called: the API does not answer (exit 1), not exit 2
     assert "upstream_unavailable" in done.output

@@ -27,8 +27,9 @@ def _build(tmp: Path, api: str) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("api", ["tickets", "github"])
-def test_worker_and_inline_builds_are_byte_identical(api: str, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_worker_and_inline_builds_are_byte_identical(
+    api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TOOLGEN_WORKERS", "0")
     inline = _build(tmp_path / "inline", api)
     monkeypatch.delenv("TOOLGEN_WORKERS")
@@ -156,9 +157,13 @@ time.sleep(600)
 def test_a_killed_build_leaves_no_worker_behind(state: str) -> None:
     # the worker inherited the build's end of the pipe: it never saw end-of-file and waited (or
     # worked and then blocked sending) for ever once the build was killed (out of memory, SIGKILL)
-    build = subprocess.Popen([sys.executable, "-c", _KILLED_BUILD, state], cwd=REPO, stdout=subprocess.PIPE,
-                             text=True,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), str(REPO)])})
+    build = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_BUILD, state],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), str(REPO)])},
+    )
     try:
         assert build.stdout is not None
         pid = int(build.stdout.readline())
@@ -285,17 +290,20 @@ def test_one_cpu_still_gets_a_worker_that_does_not_warm_up(monkeypatch: pytest.M
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_a_plain_single_threaded_process_may_fork() -> None:
-    code = ("import toolgen.builder.build as b, toolgen.builder.worker as w\n"
-            "b.WORKER_MIN_TOOLS = 0\n"
-            "used = []\n"
-            "run = w.Worker.run\n"
-            "w.Worker.run = lambda self, *a: used.append(self.pid) or run(self, *a)\n"
-            "from pathlib import Path\n"
-            f"b.build_api(Path({str(REPO / 'intent_maps' / 'tickets.yaml')!r}), Path('out'), base=Path({str(REPO)!r}))\n"
-            "print(w.worker_allowed(), bool(used))\n")
+    code = (
+        "import toolgen.builder.build as b, toolgen.builder.worker as w\n"
+        "b.WORKER_MIN_TOOLS = 0\n"
+        "used = []\n"
+        "run = w.Worker.run\n"
+        "w.Worker.run = lambda self, *a: used.append(self.pid) or run(self, *a)\n"
+        "from pathlib import Path\n"
+        f"b.build_api(Path({str(REPO / 'intent_maps' / 'tickets.yaml')!r}), Path('out'), base=Path({str(REPO)!r}))\n"
+        "print(w.worker_allowed(), bool(used))\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "TOOLGEN_WORKERS"}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["True", "True"]
 

@@ -24,23 +24,59 @@ def _says_install_from_a_clone(stderr: str, extra: str) -> None:
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai", "gemini", "openai-compatible"])
 def test_eval_run_scripted_without_the_sdks_is_exit_2_naming_the_extra(provider: str) -> None:
-    done = toolgen_without(EVAL_SDKS, ["eval", "run", "tickets", "--provider", provider, "--scripted",
-                                       "--runs", "1", "--only", "get_ticket/*"])
+    done = toolgen_without(
+        EVAL_SDKS,
+        [
+            "eval",
+            "run",
+            "tickets",
+            "--provider",
+            provider,
+            "--scripted",
+            "--runs",
+            "1",
+            "--only",
+            "get_ticket/*",
+        ],
+    )
     assert done.returncode == 2, (done.returncode, done.stderr)
     _says_install_from_a_clone(done.stderr, "eval")
 
 
 def test_eval_run_names_the_one_sdk_that_is_missing() -> None:
-    done = toolgen_without(["anthropic"], ["eval", "run", "tickets", "--provider", "anthropic", "--scripted",
-                                           "--runs", "1", "--only", "get_ticket/*"])
+    done = toolgen_without(
+        ["anthropic"],
+        [
+            "eval",
+            "run",
+            "tickets",
+            "--provider",
+            "anthropic",
+            "--scripted",
+            "--runs",
+            "1",
+            "--only",
+            "get_ticket/*",
+        ],
+    )
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "'anthropic'" in done.stderr
     _says_install_from_a_clone(done.stderr, "eval")
 
 
 def test_eval_replay_without_the_sdks_is_exit_2_naming_the_extra() -> None:
-    done = toolgen_without(EVAL_SDKS, ["eval", "run", "tickets", "--replay", "evals/runs/tickets-anthropic-scripted",
-                                       "--only", "ticket_followup/*"])
+    done = toolgen_without(
+        EVAL_SDKS,
+        [
+            "eval",
+            "run",
+            "tickets",
+            "--replay",
+            "evals/runs/tickets-anthropic-scripted",
+            "--only",
+            "ticket_followup/*",
+        ],
+    )
     assert done.returncode == 2, (done.returncode, done.stderr)
     _says_install_from_a_clone(done.stderr, "eval")
 
@@ -55,19 +91,31 @@ def test_serve_without_the_mcp_sdk_is_exit_2_naming_the_extra() -> None:
 
 def test_serve_otel_without_the_sdk_is_exit_2_naming_the_extra() -> None:
     env = {**os.environ, "OTEL_TRACES_EXPORTER": "none"}
-    for args, environ in ((["serve", "tickets", "--otel"], env),
-                          (["serve", "tickets"], {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})):
-        done = toolgen_without(["opentelemetry.sdk", "opentelemetry.exporter"], [*args, "--receipts", "memory://"],
-                               env=environ)
+    for args, environ in (
+        (["serve", "tickets", "--otel"], env),
+        (["serve", "tickets"], {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}),
+    ):
+        done = toolgen_without(
+            ["opentelemetry.sdk", "opentelemetry.exporter"], [*args, "--receipts", "memory://"], env=environ
+        )
         assert done.returncode == 2, (done.returncode, done.stderr)
         assert "otel" in done.stderr and "OpenTelemetry" in done.stderr
         _says_install_from_a_clone(done.stderr, "otel")
 
 
 def test_a_postgresql_url_without_a_password_keeps_the_install_hint() -> None:
-    done = toolgen_without(["psycopg", "psycopg_pool"],
-                           ["call", "tickets", "get_ticket", "--args", '{"ticket_id": "T-1"}',
-                            "--receipts", "postgresql://postgres@db.example/tickets"])
+    done = toolgen_without(
+        ["psycopg", "psycopg_pool"],
+        [
+            "call",
+            "tickets",
+            "get_ticket",
+            "--args",
+            '{"ticket_id": "T-1"}',
+            "--receipts",
+            "postgresql://postgres@db.example/tickets",
+        ],
+    )
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "withheld" not in done.stderr
     assert "postgresql://postgres@db.example/tickets" in done.stderr  # nothing to mask
@@ -75,9 +123,18 @@ def test_a_postgresql_url_without_a_password_keeps_the_install_hint() -> None:
 
 
 def test_a_postgresql_url_with_a_password_still_withholds_what_quotes_it() -> None:
-    done = toolgen_without(["psycopg", "psycopg_pool"],
-                           ["call", "tickets", "get_ticket", "--args", '{"ticket_id": "T-1"}',
-                            "--receipts", "postgresql://postgres:install@db.example/tickets"])
+    done = toolgen_without(
+        ["psycopg", "psycopg_pool"],
+        [
+            "call",
+            "tickets",
+            "get_ticket",
+            "--args",
+            '{"ticket_id": "T-1"}',
+            "--receipts",
+            "postgresql://postgres:install@db.example/tickets",
+        ],
+    )
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert ":install@" not in done.stderr and "withheld" in done.stderr, done.stderr
 

@@ -34,8 +34,15 @@ main(sys.argv[1:], prog_name="toolgen")
 
 def _run(args: list[str], cwd: Path, program: str = _PROGRAM) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TOOLGEN_CACHE": "0", "PYTHONPATH": str(REPO / "generator")}
-    return subprocess.run([sys.executable, "-c", program, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", program, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_a_build_ends_without_teardown_with_its_code_and_output(tmp_path: Path) -> None:
@@ -60,8 +67,9 @@ def test_other_commands_exit_as_usual(tmp_path: Path) -> None:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def test_ending_at_once_is_the_plain_exit_less_the_teardown(tmp_path: Path) -> None:

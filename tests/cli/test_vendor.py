@@ -31,19 +31,43 @@ def _doc() -> dict[str, Any]:
         "paths": {
             "/a/{id}": {
                 "parameters": [{"$ref": "#/components/parameters/Id"}],
-                "get": {"operationId": "getA", "tags": ["a"],
-                        "responses": {"200": {"description": "ok", "content": {"application/json": {
-                            "schema": {"$ref": "#/components/schemas/A"}}}}}},
+                "get": {
+                    "operationId": "getA",
+                    "tags": ["a"],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/A"}}},
+                        }
+                    },
+                },
                 "delete": {"operationId": "deleteA", "responses": {"204": {"description": "gone"}}},
             },
-            "/b": {"get": {"operationId": "getB", "tags": ["b"], "responses": {"200": {
-                "description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/B"}}}}}}},
+            "/b": {
+                "get": {
+                    "operationId": "getB",
+                    "tags": ["b"],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/B"}}},
+                        }
+                    },
+                }
+            },
         },
         "components": {
-            "parameters": {"Id": {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}},
+            "parameters": {
+                "Id": {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+            },
             "schemas": {
-                "A": {"type": "object", "properties": {"child": {"$ref": "#/components/schemas/Child"},
-                                                       "pick": {"$ref": "#/components/schemas/List/items/1"}}},
+                "A": {
+                    "type": "object",
+                    "properties": {
+                        "child": {"$ref": "#/components/schemas/Child"},
+                        "pick": {"$ref": "#/components/schemas/List/items/1"},
+                    },
+                },
                 "Child": {"type": "object", "properties": {"again": {"$ref": "#/components/schemas/A"}}},
                 "List": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
                 "B": {"type": "string"},
@@ -71,8 +95,10 @@ def test_slice_keeps_the_ref_closure_and_nothing_else() -> None:
     assert doc == _doc()  # the input is not modified
 
 
-@pytest.mark.parametrize("ref, message", [("other.json#/A", "outside the document"),
-                                          ("#/components/schemas/Missing", "does not resolve")])
+@pytest.mark.parametrize(
+    "ref, message",
+    [("other.json#/A", "outside the document"), ("#/components/schemas/Missing", "does not resolve")],
+)
 def test_slice_refuses_refs_it_cannot_follow(ref: str, message: str) -> None:
     doc = _doc()
     doc["components"]["schemas"]["B"] = {"$ref": ref}
@@ -90,8 +116,11 @@ def test_vendor_writes_checks_and_detects_drift(tmp_path: Path) -> None:
     spec = tmp_path / "full.json"
     spec.write_text(json.dumps(_doc()), encoding="utf-8")
     intent = tmp_path / "api.yaml"
-    intent.write_text("toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n"
-                      "  get_a: {operation: getA, effect: read, permission: a:read}\n", encoding="utf-8")
+    intent.write_text(
+        "toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n"
+        "  get_a: {operation: getA, effect: read, permission: a:read}\n",
+        encoding="utf-8",
+    )
     runner = CliRunner()
     missing = runner.invoke(main, ["vendor", str(intent), "--from", str(spec), "--check"])
     assert missing.exit_code == 1
@@ -102,8 +131,9 @@ def test_vendor_writes_checks_and_detects_drift(tmp_path: Path) -> None:
     assert list(sliced["paths"]) == ["/a/{id}"]
     assert runner.invoke(main, ["vendor", str(intent), "--from", str(spec), "--check"]).exit_code == 0
     # the map now needs another operation: the committed slice is stale
-    intent.write_text(intent.read_text(encoding="utf-8") + "  get_b: {operation: getB, effect: read}\n",
-                      encoding="utf-8")
+    intent.write_text(
+        intent.read_text(encoding="utf-8") + "  get_b: {operation: getB, effect: read}\n", encoding="utf-8"
+    )
     stale = runner.invoke(main, ["vendor", str(intent), "--from", str(spec), "--check"])
     assert stale.exit_code == 1 and "stale" in stale.output
     refused = runner.invoke(main, ["vendor", str(intent), "--from", str(spec), "--out", str(spec)])
@@ -122,7 +152,9 @@ def test_committed_slice_matches_its_source_and_builds_the_same_tools(api: str, 
     part = build_api(intent, tmp_path / "part", spec=committed)
     differing = sorted(n for n in set(full.files) | set(part.files) if full.files.get(n) != part.files.get(n))
     assert differing == ["REPORT.md"]  # only the coverage of "operations in the spec" differs
-    assert json.loads(committed.read_bytes())[PROVENANCE_KEY]["sha256"] == document_sha256(source.read_bytes())
+    assert json.loads(committed.read_bytes())[PROVENANCE_KEY]["sha256"] == document_sha256(
+        source.read_bytes()
+    )
 
 
 def test_slice_of_a_yaml_source(tmp_path: Path) -> None:
@@ -130,25 +162,47 @@ def test_slice_of_a_yaml_source(tmp_path: Path) -> None:
     spec = tmp_path / "full.yaml"
     spec.write_text(yaml.safe_dump(_doc(), sort_keys=False), encoding="utf-8")
     intent = tmp_path / "api.yaml"
-    intent.write_text("toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n"
-                      "  get_b: {operation: getB, effect: read}\n", encoding="utf-8")
+    intent.write_text(
+        "toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n  get_b: {operation: getB, effect: read}\n",
+        encoding="utf-8",
+    )
     out = json.loads(slice_bytes(intent, spec))
     assert list(out["paths"]) == ["/b"] and set(out["components"]["schemas"]) == {"B"}
 
 
 def test_slice_of_a_swagger2_source_is_openapi_3_and_builds_the_same_tools(tmp_path: Path) -> None:
     spec = tmp_path / "full.json"
-    spec.write_text(json.dumps({
-        "swagger": "2.0", "info": {"title": "T", "version": "7"}, "host": "api.test",
-        "paths": {"/a/{id}": {"get": {"operationId": "getA", "parameters": [
-            {"name": "id", "in": "path", "required": True, "type": "string"}],
-            "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/A"}}}}},
-            "/b": {"get": {"operationId": "getB", "responses": {"200": {"description": "ok"}}}}},
-        "definitions": {"A": {"type": "object", "properties": {"n": {"type": "integer"}}}, "B": {"type": "string"}},
-    }), encoding="utf-8")
+    spec.write_text(
+        json.dumps(
+            {
+                "swagger": "2.0",
+                "info": {"title": "T", "version": "7"},
+                "host": "api.test",
+                "paths": {
+                    "/a/{id}": {
+                        "get": {
+                            "operationId": "getA",
+                            "parameters": [{"name": "id", "in": "path", "required": True, "type": "string"}],
+                            "responses": {
+                                "200": {"description": "ok", "schema": {"$ref": "#/definitions/A"}}
+                            },
+                        }
+                    },
+                    "/b": {"get": {"operationId": "getB", "responses": {"200": {"description": "ok"}}}},
+                },
+                "definitions": {
+                    "A": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                    "B": {"type": "string"},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     intent = tmp_path / "api.yaml"
-    intent.write_text("toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n"
-                      "  get_a: {operation: getA, effect: read}\n", encoding="utf-8")
+    intent.write_text(
+        "toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n  get_a: {operation: getA, effect: read}\n",
+        encoding="utf-8",
+    )
     sliced = slice_bytes(intent, spec)
     out = json.loads(sliced)
     assert out["openapi"] == "3.0.3" and list(out["paths"]) == ["/a/{id}"]
@@ -157,4 +211,7 @@ def test_slice_of_a_swagger2_source_is_openapi_3_and_builds_the_same_tools(tmp_p
     (tmp_path / "slice.json").write_bytes(sliced)
     full = build_api(intent, tmp_path / "full", spec=spec)
     part = build_api(intent, tmp_path / "part", spec=tmp_path / "slice.json")
-    assert full.files["policy.json"] == part.files["policy.json"] and full.files["mcp.json"] == part.files["mcp.json"]
+    assert (
+        full.files["policy.json"] == part.files["policy.json"]
+        and full.files["mcp.json"] == part.files["mcp.json"]
+    )

@@ -43,15 +43,21 @@ def test_the_command_checks_then_rewrites_a_stale_table(tmp_path: Path) -> None:
 
 
 def test_the_module_runs_as_a_command() -> None:
-    done = subprocess.run([sys.executable, "-m", "toolgen.codes", "--check"], cwd=REPO, capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolgen.codes", "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_markers_must_be_there_once() -> None:
     text = "a\n<!-- toolgen.codes: rules -->\nold\n<!-- toolgen.codes: end -->\nb\n"
     assert replace_between_markers(text, "rules", "new\n", "x.md") == (
-        "a\n<!-- toolgen.codes: rules -->\n\nnew\n\n<!-- toolgen.codes: end -->\nb\n")
+        "a\n<!-- toolgen.codes: rules -->\n\nnew\n\n<!-- toolgen.codes: end -->\nb\n"
+    )
     with pytest.raises(ValueError, match=r"x\.md"):
         replace_between_markers(text + text, "rules", "new\n", "x.md")
     with pytest.raises(ValueError, match=r"x\.md"):
@@ -80,8 +86,11 @@ def _anchors(path: Path) -> set[str]:
 
 def test_every_code_names_a_docs_section_that_exists() -> None:
     anchors = {file: _anchors(REPO / file) for file in {row.doc.split("#")[0] for row in CODES.values()}}
-    missing = [(code, row.doc) for code, row in CODES.items()
-               if row.doc.split("#")[1] not in anchors[row.doc.split("#")[0]]]
+    missing = [
+        (code, row.doc)
+        for code, row in CODES.items()
+        if row.doc.split("#")[1] not in anchors[row.doc.split("#")[0]]
+    ]
     assert not missing, missing
     # the lint rules point at the rules table's section, which lists them
     assert {CODES[rule].doc for rule in RULES} == {"docs/review.md#lint-findings"}
@@ -94,11 +103,17 @@ def test_the_reference_gives_every_code_an_anchor_and_working_links() -> None:
     text = reference.read_text(encoding="utf-8")
     links = re.findall(r"\]\(([^)#]+)#([^)]+)\)", text)
     assert len(links) == len(CODES)
-    broken = [(file, anchor) for file, anchor in set(links) if anchor not in _anchors(reference.parent / file)]
+    broken = [
+        (file, anchor) for file, anchor in set(links) if anchor not in _anchors(reference.parent / file)
+    ]
     assert not broken, broken
 
 
 def test_ci_checks_the_tables() -> None:
-    steps = [line.split("#")[0].strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    steps = [
+        line.split("#")[0].strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    ]
     assert "python -m toolgen.codes --check" in steps
-    assert steps.index("python -m toolgen.codes --check") < steps.index('python -m pytest -n 4 -q -m "not slow"')
+    assert steps.index("python -m toolgen.codes --check") < steps.index(
+        'python -m pytest -n 4 -q -m "not slow"'
+    )

@@ -73,8 +73,17 @@ def test_every_code_the_package_emits_is_registered() -> None:
                 wrong.append(where)
     assert not wrong, f"unregistered codes (add them to their stage's module of toolgen/codes): {wrong}"
     # the walk sees every kind of place that emits: a sink, the value type, Skip and each helper
-    for code in ("spec-invalid", "ref-external", "composite-cycle", "hide-required", "eval-field",
-                 "swagger2-dropped", "swagger2-invalid", "diff-input-invalid", "schema-cycle"):
+    for code in (
+        "spec-invalid",
+        "ref-external",
+        "composite-cycle",
+        "hide-required",
+        "eval-field",
+        "swagger2-dropped",
+        "swagger2-invalid",
+        "diff-input-invalid",
+        "schema-cycle",
+    ):
         assert code in found, code
     assert len(found) >= 120, len(found)
 
@@ -82,8 +91,9 @@ def test_every_code_the_package_emits_is_registered() -> None:
 def test_every_registered_code_is_written_in_the_package() -> None:
     """A row whose code no module outside the registry writes is dead (the lint rules are written
     in `toolgen.review.lint.rules`, the rest where they are emitted)."""
-    text = "\n".join(path.read_text(encoding="utf-8") for path in sorted(PACKAGE.rglob("*.py"))
-                     if path.parent != REGISTRY)
+    text = "\n".join(
+        path.read_text(encoding="utf-8") for path in sorted(PACKAGE.rglob("*.py")) if path.parent != REGISTRY
+    )
     dead = [code for code in CODES if f'"{code}"' not in text]
     assert not dead, dead
 
@@ -96,7 +106,11 @@ def _expected_by_tests() -> dict[str, str]:
     found: dict[str, str] = {}
     here = Path(__file__).resolve()
     for path in sorted((REPO / "tests").rglob("*")):
-        if not path.is_file() or path.resolve() == here or path.suffix not in {".py", ".txt", ".json", ".sarif"}:
+        if (
+            not path.is_file()
+            or path.resolve() == here
+            or path.suffix not in {".py", ".txt", ".json", ".sarif"}
+        ):
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         where = str(path.relative_to(REPO))
@@ -107,8 +121,11 @@ def _expected_by_tests() -> dict[str, str]:
                 if isinstance(node, ast.Compare):
                     sides = [node.left, *node.comparators]
                     if any(isinstance(s, ast.Attribute) and s.attr == "code" for s in sides) or any(
-                            isinstance(s, ast.SetComp) and isinstance(s.elt, ast.Attribute) and s.elt.attr == "code"
-                            for s in sides):
+                        isinstance(s, ast.SetComp)
+                        and isinstance(s.elt, ast.Attribute)
+                        and s.elt.attr == "code"
+                        for s in sides
+                    ):
                         for side in sides:
                             for const in ast.walk(side):
                                 if isinstance(const, ast.Constant) and isinstance(const.value, str):
@@ -131,7 +148,9 @@ def test_a_diagnostic_with_an_unregistered_code_cannot_be_made() -> None:
         with pytest.raises(UnregisteredCode):
             report("no-such-code", "message", SourceLocation("api.yaml", 1, 1), "hint")
     assert not sink.items
-    with pytest.raises(ValueError, match="not registered"):  # a ValueError: a cached record refused reads as a miss
+    with pytest.raises(
+        ValueError, match="not registered"
+    ):  # a ValueError: a cached record refused reads as a miss
         code_info("")
     sink.info("schema-cycle", "a recursive schema")
     assert [d.code for d in sink] == ["schema-cycle"]
@@ -175,7 +194,9 @@ def test_a_cached_build_whose_findings_hold_an_unregistered_code_is_built_again(
     cache, out = Cache(tmp_path / "cache"), tmp_path / "out"
     out.mkdir()
     (out / "policy.json").write_bytes(b"{}")
-    remember(cache, "key", "api", {"policy.json": b"{}"}, [Diagnostic("schema-cycle", "info", "a cycle")], 1, "key")
+    remember(
+        cache, "key", "api", {"policy.json": b"{}"}, [Diagnostic("schema-cycle", "info", "a cycle")], 1, "key"
+    )
     reused = fresh(cache, "key", out)
     assert reused is not None and [d.code for d in reused.diagnostics] == ["schema-cycle"]
     found = cache.get("manifest", "key")

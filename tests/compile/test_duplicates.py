@@ -65,12 +65,16 @@ def test_json_duplicates_are_located_warnings_and_the_last_is_read(tmp_path: Pat
     path.write_text(JSON_SPEC, encoding="utf-8")
     doc, found = _warnings(path)
     assert doc.data["paths"]["/items"]["get"]["operationId"] == "searchItems"
-    assert [(d.severity, d.location.line, d.location.col, d.location.pointer) for d in found if d.location] == [
+    assert [
+        (d.severity, d.location.line, d.location.col, d.location.pointer) for d in found if d.location
+    ] == [
         ("warning", 7, 7, "/paths/~1items/get"),
         ("warning", 8, 61, "/paths/~1items/get/responses/200/description"),
     ]
     assert "line:column 6:7 is ignored" in found[0].message
-    assert all(d.location and d.location.file == "items.json" and d.hint and "keep one" in d.hint for d in found)
+    assert all(
+        d.location and d.location.file == "items.json" and d.hint and "keep one" in d.hint for d in found
+    )
 
 
 def test_yaml_duplicates_compare_keys_as_loaded_and_merge_keys_are_not_duplicates(tmp_path: Path) -> None:
@@ -79,7 +83,8 @@ def test_yaml_duplicates_compare_keys_as_loaded_and_merge_keys_are_not_duplicate
     doc, found = _warnings(path)
     assert doc.data["paths"]["/items"]["get"]["responses"]["200"] == {"description": "fine"}
     assert [(d.location.line, d.location.col, d.location.pointer) for d in found if d.location] == [
-        (15, 9, "/paths/~1items/get/responses/200")]
+        (15, 9, "/paths/~1items/get/responses/200")
+    ]
     assert "11:9" in found[0].message
 
 
@@ -93,19 +98,32 @@ def test_a_yaml_spec_without_duplicates_is_not_walked(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(load, "yaml_duplicate_keys", walk)
     path = tmp_path / "items.yaml"
-    path.write_text(YAML_SPEC.replace("        '200': {description: fine}\n", "").replace("          description: other\n", ""),
-                    encoding="utf-8")
+    path.write_text(
+        YAML_SPEC.replace("        '200': {description: fine}\n", "").replace(
+            "          description: other\n", ""
+        ),
+        encoding="utf-8",
+    )
     doc, found = _warnings(path)
     assert found == [] and walked == [] and doc._yaml_root is None
 
 
 def test_swagger2_duplicates_name_the_pointer_of_the_text_as_written(tmp_path: Path) -> None:
     path = tmp_path / "petstore.json"
-    path.write_text(json.dumps({
-        "swagger": "2.0", "info": {"title": "p", "version": "1"},
-        "paths": {"/pets": {"get": {"operationId": "listPets", "responses": {"200": {"description": "ok"}}}}},
-        "definitions": {"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}},
-    }, indent=1).replace('"type": "object",', '"type": "object", "type": "object",'), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "swagger": "2.0",
+                "info": {"title": "p", "version": "1"},
+                "paths": {
+                    "/pets": {"get": {"operationId": "listPets", "responses": {"200": {"description": "ok"}}}}
+                },
+                "definitions": {"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            },
+            indent=1,
+        ).replace('"type": "object",', '"type": "object", "type": "object",'),
+        encoding="utf-8",
+    )
     _, found = _warnings(path)
     assert [d.location.pointer for d in found if d.location] == ["/definitions/Pet/type"]
 
@@ -135,8 +153,11 @@ def test_an_error_a_dropped_duplicate_causes_comes_with_the_warning(tmp_path: Pa
     """`responses` written twice, the second one empty of what OpenAPI requires: the error and the
     duplicate that explains it are reported together."""
     path = tmp_path / "items.json"
-    path.write_text('{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},\n'
-                    ' "info": {"version": "1"}, "paths": {}}', encoding="utf-8")
+    path.write_text(
+        '{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},\n'
+        ' "info": {"version": "1"}, "paths": {}}',
+        encoding="utf-8",
+    )
     try:
         load_spec(path, path.name, sink=DiagnosticSink())
     except DiagnosticError as exc:
@@ -147,8 +168,11 @@ def test_an_error_a_dropped_duplicate_causes_comes_with_the_warning(tmp_path: Pa
 
 
 # a JSON object as the pairs written: keys from a small alphabet, so they repeat
-_values = st.recursive(st.integers(0, 9), lambda inner: st.lists(
-    st.tuples(st.sampled_from("abc"), inner), max_size=4), max_leaves=12)
+_values = st.recursive(
+    st.integers(0, 9),
+    lambda inner: st.lists(st.tuples(st.sampled_from("abc"), inner), max_size=4),
+    max_leaves=12,
+)
 
 
 def _text(value: Any, indent: int = 0) -> str:
@@ -182,7 +206,7 @@ def test_json_and_yaml_find_exactly_the_keys_written_twice(pairs: list[tuple[str
         assert {(d.pointer, d.key, len(d.positions)) for d in found} == want
         for d in found:  # each position is where the key is written
             for line, col in d.positions:
-                assert text.splitlines()[line - 1][col - 1:].startswith(f'"{d.key}"')
+                assert text.splitlines()[line - 1][col - 1 :].startswith(f'"{d.key}"')
 
 
 def test_an_object_that_repeats_many_keys_is_scanned_in_linear_time() -> None:
@@ -207,14 +231,20 @@ def test_yaml_keys_that_load_as_one_value_are_duplicates(tmp_path: Path) -> None
     written, with the last value): each such key is a duplicate, located at the occurrence whose value
     is read, also when a key of another type becomes the same string afterwards (``'1'``)."""
     path = tmp_path / "items.yaml"
-    path.write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n"
-                    "x-a:\n  1: one\n  1.0: float\n"
-                    "x-b:\n  1: one\n  true: yes\n"
-                    "x-c:\n  1: int\n  '1': str\n  1.0: float\n", encoding="utf-8")
+    path.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n"
+        "x-a:\n  1: one\n  1.0: float\n"
+        "x-b:\n  1: one\n  true: yes\n"
+        "x-c:\n  1: int\n  '1': str\n  1.0: float\n",
+        encoding="utf-8",
+    )
     doc, found = _warnings(path)
     assert (doc.data["x-a"], doc.data["x-b"], doc.data["x-c"]) == ({"1": "float"}, {"1": True}, {"1": "str"})
     assert [(d.location.line, d.location.col, d.location.pointer) for d in found if d.location] == [
-        (6, 3, "/x-a/1"), (9, 3, "/x-b/1"), (12, 3, "/x-c/1")]
+        (6, 3, "/x-a/1"),
+        (9, 3, "/x-b/1"),
+        (12, 3, "/x-c/1"),
+    ]
     assert "6:3" not in found[0].message and "5:3" in found[0].message
     assert "11:3, 13:3 are ignored" in found[2].message
 
@@ -222,9 +252,13 @@ def test_yaml_keys_that_load_as_one_value_are_duplicates(tmp_path: Path) -> None
 def test_an_error_before_validation_comes_with_the_duplicate_that_causes_it(tmp_path: Path) -> None:
     """``openapi`` written twice, the kept one not a version string: the version error is raised
     with the warning that points at both occurrences (it said only that the field is missing)."""
-    for name, text in (("items.json", ('{"openapi": "3.0.3",\n "info": {"title": "t", "version": "1"},\n'
-                                       ' "paths": {}, "openapi": 3}')),
-                       ("items.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\nopenapi: 3\n")):
+    for name, text in (
+        (
+            "items.json",
+            ('{"openapi": "3.0.3",\n "info": {"title": "t", "version": "1"},\n "paths": {}, "openapi": 3}'),
+        ),
+        ("items.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\nopenapi: 3\n"),
+    ):
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
         try:
@@ -233,4 +267,7 @@ def test_an_error_before_validation_comes_with_the_duplicate_that_causes_it(tmp_
             found = [(d.code, d.location.line if d.location else None) for d in exc.diagnostics]
         else:
             raise AssertionError("the openapi field read is not a version string")
-        assert ("spec-version-missing", 1) in found and ("spec-duplicate-key", 4 if name.endswith("yaml") else 3) in found
+        assert ("spec-version-missing", 1) in found and (
+            "spec-duplicate-key",
+            4 if name.endswith("yaml") else 3,
+        ) in found

@@ -26,22 +26,28 @@ def _op(path: str, operation_id: str | None = None, **node: Any) -> Operation:
     return Operation("GET", path, operation_id, "/paths/x/get", body, {}, "/paths/x")
 
 
-@pytest.mark.parametrize(("op", "flagged"), [
-    (_op("/api/v1/namespaces/{namespace}/pods/{name}/exec", "connect_core_v1_get_namespaced_pod_exec"), True),
-    (_op("/access-tokens/{accessTokens}/invalidate"), True),
-    (_op("/users/resendWelcomeSms"), True),
-    (_op("/x", "getX", summary="Get x", description="This endpoint sends an SMS to the user."), True),
-    (_op("/x", "getX", **{"x-kubernetes-action": "connect"}), True),
-    (_op("/x", "getX", **{"x-ms-docs-operation-type": "action"}), True),
-    (_op("/logout"), True),
-    # ordinary reads
-    (_op("/messages/{id}/resend-status", "getResendStatus", summary="Get the resend status"), False),
-    (_op("/functions/{id}/triggers", "listTriggers", summary="List triggers"), False),
-    (_op("/settings/stop-words", "getStopWords"), False),
-    (_op("/x", "getX", description="Enables an authenticated app to find the installation."), False),
-    (_op("/x", "getX", description="Get x --- This route expires daily at 11:05"), False),
-    (_op("/x", "getX", description="This endpoint does not send anything."), False),
-    (_op("/x", "getX", **{"x-ms-docs-operation-type": "function"}), False),
-])
+@pytest.mark.parametrize(
+    ("op", "flagged"),
+    [
+        (
+            _op("/api/v1/namespaces/{namespace}/pods/{name}/exec", "connect_core_v1_get_namespaced_pod_exec"),
+            True,
+        ),
+        (_op("/access-tokens/{accessTokens}/invalidate"), True),
+        (_op("/users/resendWelcomeSms"), True),
+        (_op("/x", "getX", summary="Get x", description="This endpoint sends an SMS to the user."), True),
+        (_op("/x", "getX", **{"x-kubernetes-action": "connect"}), True),
+        (_op("/x", "getX", **{"x-ms-docs-operation-type": "action"}), True),
+        (_op("/logout"), True),
+        # ordinary reads
+        (_op("/messages/{id}/resend-status", "getResendStatus", summary="Get the resend status"), False),
+        (_op("/functions/{id}/triggers", "listTriggers", summary="List triggers"), False),
+        (_op("/settings/stop-words", "getStopWords"), False),
+        (_op("/x", "getX", description="Enables an authenticated app to find the installation."), False),
+        (_op("/x", "getX", description="Get x --- This route expires daily at 11:05"), False),
+        (_op("/x", "getX", description="This endpoint does not send anything."), False),
+        (_op("/x", "getX", **{"x-ms-docs-operation-type": "function"}), False),
+    ],
+)
 def test_text_reader(op: Operation, flagged: bool) -> None:
     assert (effects.text_says(op) is not None) == flagged, effects.text_says(op)

@@ -62,40 +62,118 @@ def _agree(text: str, memo: Memo | None = None) -> Any:
 #: another block's anchor, a merge key) or hold a line that looks like a block's start (in quotes, in a
 #: flow collection)
 _ENTRIES = (
-    "    operation: getItem", "    effect: read", "    description: plain words here", "    fields: [a, b]",
-    "    list:\n    - one\n    - two\n    -   - nested", "    block: |\n      text of a block\n\n      more",
-    "    keep: |+\n      kept\n\n", "    folded: >-\n      folded\n      text", "  # a comment",
-    "# a comment at column 0", "", "    number: 0o17", "    yes_or_no: yes", "    null_value: ~", "    float: 1e3",
-    '    uni: "é\\u00e9"', "    output: {fields: [id, name]}", "    empty:",
-    '    quoted: "runs on\n  tool_q: inside the quotes"', "    single: 'runs on\n  tool_s: inside'",
-    "    flow: {fields: [id,\n  tool_f: 1]}", "    anchor: &shared {a: 1}\n    alias: *shared",
-    "    scalar: &s word\n    again: *s", "    crossref: *shared", "    <<: {merged: 1}", "    when: 2001-12-14",
-    "    set: !!set {a, b}", "    omap: !!omap [a: 1]", "    tagged: !custom value", "    1: integer key",
-    "    ? complex\n    : value", '    esc: "\\ud800"', "    deep: [[[[1]]]]", "    tab:\tvalue",
+    "    operation: getItem",
+    "    effect: read",
+    "    description: plain words here",
+    "    fields: [a, b]",
+    "    list:\n    - one\n    - two\n    -   - nested",
+    "    block: |\n      text of a block\n\n      more",
+    "    keep: |+\n      kept\n\n",
+    "    folded: >-\n      folded\n      text",
+    "  # a comment",
+    "# a comment at column 0",
+    "",
+    "    number: 0o17",
+    "    yes_or_no: yes",
+    "    null_value: ~",
+    "    float: 1e3",
+    '    uni: "é\\u00e9"',
+    "    output: {fields: [id, name]}",
+    "    empty:",
+    '    quoted: "runs on\n  tool_q: inside the quotes"',
+    "    single: 'runs on\n  tool_s: inside'",
+    "    flow: {fields: [id,\n  tool_f: 1]}",
+    "    anchor: &shared {a: 1}\n    alias: *shared",
+    "    scalar: &s word\n    again: *s",
+    "    crossref: *shared",
+    "    <<: {merged: 1}",
+    "    when: 2001-12-14",
+    "    set: !!set {a, b}",
+    "    omap: !!omap [a: 1]",
+    "    tagged: !custom value",
+    "    1: integer key",
+    "    ? complex\n    : value",
+    '    esc: "\\ud800"',
+    "    deep: [[[[1]]]]",
+    "    tab:\tvalue",
 )
 #: lines that are not entries: most make the text invalid YAML, or move what follows
-_LINES = ("\tindented by a tab", " one_space: 1", "  ? k", "  : v", "---", "...", "%YAML 1.1", "tools:",
-          "  tools:", "x: top level", "      - under a scalar", "  bare_key_no_colon", '  "quoted": key',
-          "    dup: 1", "    dup: 1")
+_LINES = (
+    "\tindented by a tab",
+    " one_space: 1",
+    "  ? k",
+    "  : v",
+    "---",
+    "...",
+    "%YAML 1.1",
+    "tools:",
+    "  tools:",
+    "x: top level",
+    "      - under a scalar",
+    "  bare_key_no_colon",
+    '  "quoted": key',
+    "    dup: 1",
+    "    dup: 1",
+)
 _FRAGMENTS = _ENTRIES + _LINES
-_body = st.one_of(st.lists(st.sampled_from(_ENTRIES), unique=True, max_size=5),
-                  st.lists(st.sampled_from(_ENTRIES), unique=True, max_size=5),
-                  st.lists(st.sampled_from(_FRAGMENTS), max_size=5))
-_block = st.tuples(st.sampled_from(["tool_a", "tool_b", "tool_c", "get-x", "x.y", "tool_a"]),
-                   st.sampled_from(["", "", "", "", " {operation: op}", " &anchor", " *shared", " # note", " null"]),
-                   _body)
-_head = st.lists(st.sampled_from(("toolgen: 1", "spec: spec.yaml", "api: {name: x}", "# head", "", "defaults: &d",
-                                  "  timeout_ms: 5", "toolgen: 1", "spec: spec.yaml", "%YAML 1.2", "---")),
-                 max_size=3, unique=True)
-_tail = st.lists(st.sampled_from(("include: []", "toolsets: {a: {}}", "composites: *d", "# tail", "",
-                                  "  trailing: indented", "extra: [1,", "  2]", "include: []", "# tail")), max_size=3)
+_body = st.one_of(
+    st.lists(st.sampled_from(_ENTRIES), unique=True, max_size=5),
+    st.lists(st.sampled_from(_ENTRIES), unique=True, max_size=5),
+    st.lists(st.sampled_from(_FRAGMENTS), max_size=5),
+)
+_block = st.tuples(
+    st.sampled_from(["tool_a", "tool_b", "tool_c", "get-x", "x.y", "tool_a"]),
+    st.sampled_from(["", "", "", "", " {operation: op}", " &anchor", " *shared", " # note", " null"]),
+    _body,
+)
+_head = st.lists(
+    st.sampled_from(
+        (
+            "toolgen: 1",
+            "spec: spec.yaml",
+            "api: {name: x}",
+            "# head",
+            "",
+            "defaults: &d",
+            "  timeout_ms: 5",
+            "toolgen: 1",
+            "spec: spec.yaml",
+            "%YAML 1.2",
+            "---",
+        )
+    ),
+    max_size=3,
+    unique=True,
+)
+_tail = st.lists(
+    st.sampled_from(
+        (
+            "include: []",
+            "toolsets: {a: {}}",
+            "composites: *d",
+            "# tail",
+            "",
+            "  trailing: indented",
+            "extra: [1,",
+            "  2]",
+            "include: []",
+            "# tail",
+        )
+    ),
+    max_size=3,
+)
 
 
 @settings(max_examples=examples(800), deadline=None)
-@given(head=_head, blocks=st.lists(_block, min_size=1, max_size=5), tail=_tail,
-       between=st.sampled_from(["", "\n", "\n  # under tools\n"]))
-def test_an_assembled_tree_is_the_whole_texts_tree(head: list[str], blocks: list[tuple[str, str, list[str]]],
-                                                   tail: list[str], between: str) -> None:
+@given(
+    head=_head,
+    blocks=st.lists(_block, min_size=1, max_size=5),
+    tail=_tail,
+    between=st.sampled_from(["", "\n", "\n  # under tools\n"]),
+)
+def test_an_assembled_tree_is_the_whole_texts_tree(
+    head: list[str], blocks: list[tuple[str, str, list[str]]], tail: list[str], between: str
+) -> None:
     text = "\n".join([*head, "tools:" + between.rstrip("\n")]) + "\n"
     for name, after, lines in blocks:
         text += "\n".join([f"  {name}:{after}", *lines]) + "\n"
@@ -104,13 +182,22 @@ def test_an_assembled_tree_is_the_whole_texts_tree(head: list[str], blocks: list
 
 
 @settings(max_examples=examples(100), deadline=None)
-@given(blocks=st.lists(st.lists(st.sampled_from(_ENTRIES[:18]), unique=True, max_size=4), min_size=2, max_size=5),
-       edit=st.integers(0, 4), fragment=st.sampled_from(_FRAGMENTS))
+@given(
+    blocks=st.lists(
+        st.lists(st.sampled_from(_ENTRIES[:18]), unique=True, max_size=4), min_size=2, max_size=5
+    ),
+    edit=st.integers(0, 4),
+    fragment=st.sampled_from(_FRAGMENTS),
+)
 def test_an_edited_block_is_read_again_and_the_others_are_remembered(
-        blocks: list[list[str]], edit: int, fragment: str) -> None:
+    blocks: list[list[str]], edit: int, fragment: str
+) -> None:
     def text_of(parts: list[list[str]]) -> str:
-        return "toolgen: 1\ntools:\n" + "".join(
-            "\n".join([f"  tool_{i}:", *lines]) + "\n" for i, lines in enumerate(parts)) + "include: []\n"
+        return (
+            "toolgen: 1\ntools:\n"
+            + "".join("\n".join([f"  tool_{i}:", *lines]) + "\n" for i, lines in enumerate(parts))
+            + "include: []\n"
+        )
 
     memo = Memo()
     _agree(text_of(blocks), memo)
@@ -138,11 +225,23 @@ def test_a_draft_is_read_from_its_blocks(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (REAL / "github-api.github.com.json").is_file(), reason="../shared/specs/real is not available")
+@pytest.mark.skipif(
+    not (REAL / "github-api.github.com.json").is_file(), reason="../shared/specs/real is not available"
+)
 def test_the_github_draft_is_read_from_its_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert run("init", str(REAL / "github-api.github.com.json"), "--name", "github", "--no-project",
-               "--out", "github.yaml").exit_code == 0
+    assert (
+        run(
+            "init",
+            str(REAL / "github-api.github.com.json"),
+            "--name",
+            "github",
+            "--no-project",
+            "--out",
+            "github.yaml",
+        ).exit_code
+        == 0
+    )
     memo = Memo()
     assert _agree((tmp_path / "github.yaml").read_text(encoding="utf-8"), memo) is not None
     assert memo.computed > 1200  # one block per intent (1,223; 1,807 tools with previews and records)

@@ -16,12 +16,18 @@ def _spec(tmp: Path, version: str, body_schema: Any, **extra: Any) -> Path:
     doc = {
         "openapi": version,
         "info": {"title": "t", "version": "1"},
-        "paths": {"/r/{id}": {"patch": {
-            "operationId": "patchR",
-            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "requestBody": {"content": {"application/json": {"schema": body_schema}}},
-            "responses": {"204": {"description": "ok"}},
-        }}},
+        "paths": {
+            "/r/{id}": {
+                "patch": {
+                    "operationId": "patchR",
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "requestBody": {"content": {"application/json": {"schema": body_schema}}},
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
         **extra,
     }
     path = tmp / "spec.json"
@@ -44,8 +50,10 @@ def test_boolean_schema_in_30_is_a_located_warning_not_an_error(tmp_path: Path) 
     load_spec(_spec(tmp_path, "3.0.3", schema), sink=sink)
     codes = {d.code for d in sink.items}
     assert codes == {"spec-schema-invalid"}
-    assert all(d.location and d.location.pointer and d.location.pointer.endswith("/properties/flag")
-               for d in sink.items)
+    assert all(
+        d.location and d.location.pointer and d.location.pointer.endswith("/properties/flag")
+        for d in sink.items
+    )
 
 
 def test_schema_internal_problem_reports_only_the_meant_branch(tmp_path: Path) -> None:
@@ -72,8 +80,9 @@ def test_structural_error_outside_schemas_still_fails(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("version", ["3.0.3", "3.1.0"])
 @pytest.mark.parametrize("value", ["/apis/registry/v2", {"a": 1}, ["x"], 7])
-def test_a_specification_extension_of_the_paths_object_is_not_an_error(tmp_path: Path, version: str,
-                                                                       value: Any) -> None:
+def test_a_specification_extension_of_the_paths_object_is_not_an_error(
+    tmp_path: Path, version: str, value: Any
+) -> None:
     """OpenAPI's Paths Object may be extended with `x-` members (Apicurio's
     `x-codegen-contextRoot: /apis/registry/v2`), whatever their value; they are not path items."""
     path = _spec(tmp_path, version, {"type": "object"})
@@ -100,8 +109,9 @@ def test_a_callback_given_as_a_reference_is_not_an_error(tmp_path: Path) -> None
     callback = {"{$request.body#/url}": {"post": {"responses": {"200": {"description": "ok"}}}}}
     path = _spec(tmp_path, "3.0.3", {"type": "object"}, components={"callbacks": {"hook": callback}})
     doc = json.loads(path.read_text())
-    doc["paths"]["/r/{id}"]["patch"]["callbacks"] = {"searchTarget === search-index":
-                                                     {"$ref": "#/components/callbacks/hook"}}
+    doc["paths"]["/r/{id}"]["patch"]["callbacks"] = {
+        "searchTarget === search-index": {"$ref": "#/components/callbacks/hook"}
+    }
     path.write_text(json.dumps(doc))
     sink = DiagnosticSink()
     load_spec(path, sink=sink)

@@ -33,9 +33,12 @@ def test_many_written_values_are_not_an_expansion(tmp_path: Path, bound: int, na
 
 def test_aliases_past_the_bound_are_still_refused(tmp_path: Path, bound: int) -> None:
     path = tmp_path / "spec.yaml"
-    path.write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n"
-                    "x-a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"
-                    "x-b: [" + ", ".join(["*a"] * 11) + "]\n", encoding="utf-8")  # 110 values added, 10 written
+    path.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n"
+        "x-a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"
+        "x-b: [" + ", ".join(["*a"] * 11) + "]\n",
+        encoding="utf-8",
+    )  # 110 values added, 10 written
     with pytest.raises(DiagnosticError) as caught:
         load_spec(path, "spec.yaml", sink=DiagnosticSink())
     assert [d.code for d in caught.value.diagnostics] == ["spec-alias-expansion"]

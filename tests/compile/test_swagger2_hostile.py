@@ -24,7 +24,9 @@ def doc(**top: Any) -> dict[str, Any]:
     return base
 
 
-def op_doc(operation: dict[str, Any], path: str = "/things", method: str = "post", **top: Any) -> dict[str, Any]:
+def op_doc(
+    operation: dict[str, Any], path: str = "/things", method: str = "post", **top: Any
+) -> dict[str, Any]:
     return doc(paths={path: {method: {"responses": {"200": {"description": "ok"}}, **operation}}}, **top)
 
 
@@ -50,18 +52,23 @@ def test_a_collection_format_that_is_no_string_is_refused(fmt: Any) -> None:
 
 @pytest.mark.parametrize("flow", [["implicit"], {"implicit": {}}, 1])
 def test_an_oauth2_flow_that_is_no_string_is_refused(flow: Any) -> None:
-    data = doc(securityDefinitions={"o": {"type": "oauth2", "flow": flow, "authorizationUrl": "https://a.example"}})
+    data = doc(
+        securityDefinitions={"o": {"type": "oauth2", "flow": flow, "authorizationUrl": "https://a.example"}}
+    )
     assert refused(data) == [("swagger2-invalid", "/securityDefinitions/o/flow")]
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    ("servers", [{"url": "https://elsewhere.example"}]),
-    ("openapi", "3.0.0"),
-    ("openapi", "3.1.0"),
-    ("components", {"schemas": {"X": {"type": "string"}}}),
-    ("webhooks", {}),
-    ("basepath", "/v1"),
-])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("servers", [{"url": "https://elsewhere.example"}]),
+        ("openapi", "3.0.0"),
+        ("openapi", "3.1.0"),
+        ("components", {"schemas": {"X": {"type": "string"}}}),
+        ("webhooks", {}),
+        ("basepath", "/v1"),
+    ],
+)
 def test_a_key_that_is_not_swagger_2_0_is_refused_not_read_as_openapi_3(key: str, value: Any) -> None:
     data = doc(host="api.example.com", **{key: value})
     assert refused(data) == [("swagger2-invalid", "/" + key)]
@@ -72,17 +79,32 @@ def test_a_component_group_that_is_no_mapping_is_refused(key: str) -> None:
     assert refused(doc(**{key: ["x"]})) == [("swagger2-invalid", "/" + key)]
 
 
-@pytest.mark.parametrize("host", ["https://api.example.com", "api.example.com/v2", "api.example.com?x=1", "",
-                                  "api example.com", "user:pw@api.example.com", "{region}.example.com",
-                                  "api.example.com:http"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "https://api.example.com",
+        "api.example.com/v2",
+        "api.example.com?x=1",
+        "",
+        "api example.com",
+        "user:pw@api.example.com",
+        "{region}.example.com",
+        "api.example.com:http",
+    ],
+)
 def test_a_host_that_is_more_than_a_host_and_port_is_refused(host: str) -> None:
     assert refused(doc(host=host, basePath="/v1")) == [("swagger2-invalid", "/host")]
 
 
-@pytest.mark.parametrize(("host", "url"), [("api.example.com:8443", "https://api.example.com:8443/v1"),
-                                           ("127.0.0.1:80", "https://127.0.0.1:80/v1"),
-                                           ("[::1]:8080", "https://[::1]:8080/v1"),
-                                           ("bücher.example", "https://bücher.example/v1")])
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("api.example.com:8443", "https://api.example.com:8443/v1"),
+        ("127.0.0.1:80", "https://127.0.0.1:80/v1"),
+        ("[::1]:8080", "https://[::1]:8080/v1"),
+        ("bücher.example", "https://bücher.example/v1"),
+    ],
+)
 def test_a_host_with_a_port_or_an_address_is_kept(host: str, url: str) -> None:
     assert convert_swagger2(doc(host=host, basePath="/v1"), "s").data["servers"] == [{"url": url}]
 
@@ -92,11 +114,14 @@ def test_a_base_path_with_a_query_or_fragment_is_refused(base: str) -> None:
     assert refused(doc(host="api.example.com", basePath=base)) == [("swagger2-invalid", "/basePath")]
 
 
-@pytest.mark.parametrize(("schemes", "urls"), [
-    (["wss", "http"], ["http://a.example"]),
-    (["ws", "HTTPS", "http"], ["https://a.example", "http://a.example"]),
-    (["Http"], ["http://a.example"]),
-])
+@pytest.mark.parametrize(
+    ("schemes", "urls"),
+    [
+        (["wss", "http"], ["http://a.example"]),
+        (["ws", "HTTPS", "http"], ["https://a.example", "http://a.example"]),
+        (["Http"], ["http://a.example"]),
+    ],
+)
 def test_only_http_schemes_become_servers_https_first(schemes: list[str], urls: list[str]) -> None:
     data = doc(host="a.example", schemes=schemes)
     converted = convert_swagger2(data, "s")
@@ -110,13 +135,16 @@ def test_schemes_without_http_are_refused(schemes: list[str]) -> None:
     assert refused(doc(host="a.example", schemes=schemes)) == [("swagger2-unsupported", "/schemes")]
 
 
-@pytest.mark.parametrize(("scheme", "pointer"), [
-    ({"type": "apiKey", "in": "header"}, "/securityDefinitions/k"),
-    ({"type": "apiKey", "name": "", "in": "header"}, "/securityDefinitions/k/name"),
-    ({"type": "apiKey", "name": "key", "in": "body"}, "/securityDefinitions/k/in"),
-    ({"type": "apiKey", "name": "key", "in": "cookie"}, "/securityDefinitions/k/in"),
-    ({"type": "apiKey", "name": "key"}, "/securityDefinitions/k"),
-])
+@pytest.mark.parametrize(
+    ("scheme", "pointer"),
+    [
+        ({"type": "apiKey", "in": "header"}, "/securityDefinitions/k"),
+        ({"type": "apiKey", "name": "", "in": "header"}, "/securityDefinitions/k/name"),
+        ({"type": "apiKey", "name": "key", "in": "body"}, "/securityDefinitions/k/in"),
+        ({"type": "apiKey", "name": "key", "in": "cookie"}, "/securityDefinitions/k/in"),
+        ({"type": "apiKey", "name": "key"}, "/securityDefinitions/k"),
+    ],
+)
 def test_an_api_key_without_a_name_or_a_2_0_location_is_refused(scheme: dict[str, Any], pointer: str) -> None:
     """Swagger 2.0 Security Scheme Object: an apiKey's `name` is required and `in` is query or header."""
     assert refused(doc(securityDefinitions={"k": scheme})) == [("swagger2-invalid", pointer)]
@@ -127,21 +155,33 @@ THING = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 @pytest.mark.parametrize("ref", ["#%2Fparameters%2Flimit", "#/parameters%2Flimit", "#/param%65ters/limit"])
 def test_a_percent_encoded_parameter_ref_names_the_component(ref: str) -> None:
-    data = op_doc({"parameters": [{"$ref": ref}]},
-                  parameters={"limit": {"name": "limit", "in": "query", "type": "integer"}})
+    data = op_doc(
+        {"parameters": [{"$ref": ref}]},
+        parameters={"limit": {"name": "limit", "in": "query", "type": "integer"}},
+    )
     converted = convert_swagger2(data, "s").data
     [param] = converted["paths"]["/things"]["post"]["parameters"]
     target = ref_to_pointer(param["$ref"])
     assert target is not None and resolve_pointer(converted, target)["name"] == "limit"
 
 
-@pytest.mark.parametrize(("name", "ref"), [("a%41", "#%2Fdefinitions%2Fa%2541"), ("a b", "#%2Fdefinitions/a%20b"),
-                                           ("a/b", "#%2Fdefinitions%2Fa~1b")])
+@pytest.mark.parametrize(
+    ("name", "ref"),
+    [
+        ("a%41", "#%2Fdefinitions%2Fa%2541"),
+        ("a b", "#%2Fdefinitions/a%20b"),
+        ("a/b", "#%2Fdefinitions%2Fa~1b"),
+    ],
+)
 def test_a_percent_encoded_schema_ref_names_the_schema(name: str, ref: str) -> None:
-    data = op_doc({"parameters": [{"name": "b", "in": "body", "schema": {"$ref": ref}}]},
-                  definitions={name: copy.deepcopy(THING)})
+    data = op_doc(
+        {"parameters": [{"name": "b", "in": "body", "schema": {"$ref": ref}}]},
+        definitions={name: copy.deepcopy(THING)},
+    )
     converted = convert_swagger2(data, "s").data
-    schema_ref = converted["paths"]["/things"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    schema_ref = converted["paths"]["/things"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]["$ref"]
     target = ref_to_pointer(schema_ref)
     assert target == "/components/schemas/" + name.replace("~", "~0").replace("/", "~1")
     assert resolve_pointer(converted, target) == THING
@@ -184,8 +224,11 @@ def test_shared_aliases_within_bounds_still_load(tmp_path: Path) -> None:
 @pytest.mark.parametrize("levels", [201, 10_000])
 def test_a_document_nested_too_deep_is_refused_at_a_location(tmp_path: Path, levels: int) -> None:
     schema = '{"items": ' * levels + "{}" + "}" * levels
-    text = ('{"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}, "definitions": {"D": '
-            + schema + "}}")
+    text = (
+        '{"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}, "definitions": {"D": '
+        + schema
+        + "}}"
+    )
     found = load_error(tmp_path, "spec.json", text)
     assert found.code == "spec-too-deep"
     loc = found.location
@@ -197,16 +240,26 @@ def test_a_yaml_document_nested_too_deep_is_refused(tmp_path: Path) -> None:
     assert load_error(tmp_path, "spec.yaml", text).code == "spec-too-deep"
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("spec.json", '{"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}, "x-n": ' + "9" * 5000 + "}"),
-    ("spec.yaml", HEAD + "x-n: " + "9" * 5000 + "\n"),
-])
-def test_a_number_too_long_to_read_is_refused_at_its_first_digit(tmp_path: Path, name: str, text: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "spec.json",
+            '{"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}, "x-n": '
+            + "9" * 5000
+            + "}",
+        ),
+        ("spec.yaml", HEAD + "x-n: " + "9" * 5000 + "\n"),
+    ],
+)
+def test_a_number_too_long_to_read_is_refused_at_its_first_digit(
+    tmp_path: Path, name: str, text: str
+) -> None:
     found = load_error(tmp_path, name, text)
     assert found.code == "spec-number-too-long"
     assert found.location is not None and found.location.line is not None
     line = text.splitlines()[found.location.line - 1]
-    assert found.location.col is not None and line[found.location.col - 1:].startswith("9" * 100)
+    assert found.location.col is not None and line[found.location.col - 1 :].startswith("9" * 100)
 
 
 def test_a_long_digit_string_is_still_text(tmp_path: Path) -> None:
@@ -217,23 +270,34 @@ def test_a_long_digit_string_is_still_text(tmp_path: Path) -> None:
 
 def test_a_parameter_ref_chain_that_ends_at_a_body_becomes_the_request_body() -> None:
     body = {"name": "thing", "in": "body", "required": True, "schema": copy.deepcopy(THING)}
-    data = op_doc({"parameters": [{"$ref": "#/parameters/Alias"}]},
-                  parameters={"Alias": {"$ref": "#/parameters/Again"}, "Again": {"$ref": "#/parameters/Thing"},
-                              "Thing": body})
+    data = op_doc(
+        {"parameters": [{"$ref": "#/parameters/Alias"}]},
+        parameters={
+            "Alias": {"$ref": "#/parameters/Again"},
+            "Again": {"$ref": "#/parameters/Thing"},
+            "Thing": body,
+        },
+    )
     converted = convert_swagger2(data, "s")
     operation = converted.data["paths"]["/things"]["post"]
     assert "parameters" not in operation
     assert operation["requestBody"]["required"] is True
     assert operation["requestBody"]["content"]["application/json"]["schema"] == THING
     assert "components" not in converted.data or "parameters" not in converted.data["components"]
-    assert converted.pointers.source("/paths/~1things/post/requestBody/content/application~1json/schema") == \
-        "/parameters/Thing/schema"
+    assert (
+        converted.pointers.source("/paths/~1things/post/requestBody/content/application~1json/schema")
+        == "/parameters/Thing/schema"
+    )
 
 
 def test_a_parameter_ref_chain_to_a_query_parameter_stays_a_reference() -> None:
-    data = op_doc({"parameters": [{"$ref": "#/parameters/Alias"}]},
-                  parameters={"Alias": {"$ref": "#/parameters/limit"},
-                              "limit": {"name": "limit", "in": "query", "type": "integer"}})
+    data = op_doc(
+        {"parameters": [{"$ref": "#/parameters/Alias"}]},
+        parameters={
+            "Alias": {"$ref": "#/parameters/limit"},
+            "limit": {"name": "limit", "in": "query", "type": "integer"},
+        },
+    )
     converted = convert_swagger2(data, "s").data
     assert converted["paths"]["/things"]["post"]["parameters"] == [{"$ref": "#/components/parameters/Alias"}]
     assert converted["components"]["parameters"]["Alias"] == {"$ref": "#/components/parameters/limit"}
@@ -241,50 +305,128 @@ def test_a_parameter_ref_chain_to_a_query_parameter_stays_a_reference() -> None:
 
 
 def test_a_parameter_ref_loop_is_left_to_the_reference_checks() -> None:
-    data = op_doc({"parameters": [{"$ref": "#/parameters/A"}]},
-                  parameters={"A": {"$ref": "#/parameters/B"}, "B": {"$ref": "#/parameters/A"}})
+    data = op_doc(
+        {"parameters": [{"$ref": "#/parameters/A"}]},
+        parameters={"A": {"$ref": "#/parameters/B"}, "B": {"$ref": "#/parameters/A"}},
+    )
     converted = convert_swagger2(data, "s").data
     assert converted["paths"]["/things"]["post"]["parameters"] == [{"$ref": "#/components/parameters/A"}]
 
 
 # --- any JSON value in any 2.0 keyword position: converted or refused, never an internal error ----
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.sampled_from(
-    ["", "csv", "multi", "body", "formData", "query", "header", "file", "array", "implicit", "apiKey",
-     "oauth2", "#/parameters/p", "#/definitions/D", "#/responses/r", "#%2Fparameters%2Fp", "https", "ws"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["$ref", "in", "type", "name"]),
-                                                                inner, max_size=3), max_leaves=6)
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from(
+        [
+            "",
+            "csv",
+            "multi",
+            "body",
+            "formData",
+            "query",
+            "header",
+            "file",
+            "array",
+            "implicit",
+            "apiKey",
+            "oauth2",
+            "#/parameters/p",
+            "#/definitions/D",
+            "#/responses/r",
+            "#%2Fparameters%2Fp",
+            "https",
+            "ws",
+        ]
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["$ref", "in", "type", "name"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
 def _hostile_doc(values: dict[str, Any]) -> dict[str, Any]:
-    param = {"name": values["name"], "in": values["in"], "type": values["type"],
-             "items": {"type": "string"}, "collectionFormat": values["collectionFormat"]}
-    return doc(host=values["host"], schemes=values["schemes"], basePath=values["basePath"],
-               parameters={"p": {"name": "p", "in": values["in"], "type": "string"}},
-               definitions={"D": {"type": "object", "discriminator": values["discriminator"],
-                                  "x-nullable": values["x-nullable"]}},
-               responses={"r": {"description": "r", "schema": {"$ref": values["$ref"]}}},
-               securityDefinitions={"s": {"type": values["security"], "flow": values["flow"], "name": values["name"],
-                                          "in": values["in"]}},
-               paths={"/t/{a}": {"parameters": [{"$ref": values["$ref"]}],
-                                 "post": {"parameters": [param, {"$ref": values["$ref"]}],
-                                          "consumes": values["consumes"],
-                                          "responses": {"200": {"$ref": values["$ref"]}}}}})
+    param = {
+        "name": values["name"],
+        "in": values["in"],
+        "type": values["type"],
+        "items": {"type": "string"},
+        "collectionFormat": values["collectionFormat"],
+    }
+    return doc(
+        host=values["host"],
+        schemes=values["schemes"],
+        basePath=values["basePath"],
+        parameters={"p": {"name": "p", "in": values["in"], "type": "string"}},
+        definitions={
+            "D": {
+                "type": "object",
+                "discriminator": values["discriminator"],
+                "x-nullable": values["x-nullable"],
+            }
+        },
+        responses={"r": {"description": "r", "schema": {"$ref": values["$ref"]}}},
+        securityDefinitions={
+            "s": {
+                "type": values["security"],
+                "flow": values["flow"],
+                "name": values["name"],
+                "in": values["in"],
+            }
+        },
+        paths={
+            "/t/{a}": {
+                "parameters": [{"$ref": values["$ref"]}],
+                "post": {
+                    "parameters": [param, {"$ref": values["$ref"]}],
+                    "consumes": values["consumes"],
+                    "responses": {"200": {"$ref": values["$ref"]}},
+                },
+            }
+        },
+    )
 
 
-KEYS = ["name", "in", "type", "collectionFormat", "host", "schemes", "basePath", "discriminator", "x-nullable",
-        "$ref", "security", "flow", "consumes"]
+KEYS = [
+    "name",
+    "in",
+    "type",
+    "collectionFormat",
+    "host",
+    "schemes",
+    "basePath",
+    "discriminator",
+    "x-nullable",
+    "$ref",
+    "security",
+    "flow",
+    "consumes",
+]
 
 
 #: the values each keyword is meant to hold, drawn half the time, so that the others meet a valid context
-LIKELY: dict[str, list[Any]] = {"type": ["array", "string", "file"], "in": ["query", "header", "path", "formData", "body"],
-          "security": ["oauth2", "apiKey", "basic"], "host": ["api.example.com"], "schemes": [["https"]]}
+LIKELY: dict[str, list[Any]] = {
+    "type": ["array", "string", "file"],
+    "in": ["query", "header", "path", "formData", "body"],
+    "security": ["oauth2", "apiKey", "basic"],
+    "host": ["api.example.com"],
+    "schemes": [["https"]],
+}
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(st.fixed_dictionaries({k: st.sampled_from(LIKELY[k]) | JSON_VALUES if k in LIKELY else JSON_VALUES
-                              for k in KEYS}))
-def test_any_value_in_a_2_0_keyword_converts_or_is_refused_at_an_existing_pointer(values: dict[str, Any]) -> None:
+@given(
+    st.fixed_dictionaries(
+        {k: st.sampled_from(LIKELY[k]) | JSON_VALUES if k in LIKELY else JSON_VALUES for k in KEYS}
+    )
+)
+def test_any_value_in_a_2_0_keyword_converts_or_is_refused_at_an_existing_pointer(
+    values: dict[str, Any],
+) -> None:
     data = _hostile_doc(values)
     try:
         convert_swagger2(data, "spec.json")

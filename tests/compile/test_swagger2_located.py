@@ -32,14 +32,18 @@ def _write_json(tmp: Path, data: dict[str, Any]) -> Path:
 
 
 def _line_of(path: Path, needle: str) -> int:
-    return next(i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if needle in line)
+    return next(
+        i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if needle in line
+    )
 
 
 def test_an_error_about_the_request_body_is_located_at_the_2_0_body_parameter(tmp_path: Path) -> None:
     """The 3.0 validation finds `requestBody.description` is no string; the error names the body
     parameter's `description` in the 2.0 file."""
     body = {"name": "thing", "in": "body", "description": ["not", "text"], "schema": {"type": "object"}}
-    path = _write_json(tmp_path, op_doc({"parameters": [{"name": "q", "in": "query", "type": "string"}, body]}))
+    path = _write_json(
+        tmp_path, op_doc({"parameters": [{"name": "q", "in": "query", "type": "string"}, body]})
+    )
     with pytest.raises(DiagnosticError) as caught:
         load_spec(path, "spec.json", sink=DiagnosticSink())
     found = [d for d in caught.value.diagnostics if d.code == "spec-invalid"]
@@ -52,7 +56,8 @@ def test_an_error_about_the_request_body_is_located_at_the_2_0_body_parameter(tm
 
 def test_a_conversion_error_is_located_in_yaml(tmp_path: Path) -> None:
     path = tmp_path / "spec.yaml"
-    path.write_text("""swagger: '2.0'
+    path.write_text(
+        """swagger: '2.0'
 info: {title: t, version: '1'}
 paths:
   /things:
@@ -64,18 +69,28 @@ paths:
           items: {type: string}
           collectionFormat: tsv
       responses: {'200': {description: ok}}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     with pytest.raises(DiagnosticError) as caught:
         load_spec(path, "spec.yaml")
     [diagnostic] = caught.value.diagnostics
     assert diagnostic.render().startswith(
-        "spec.yaml:11:11 (#/paths/~1things/get/parameters/0/collectionFormat): error[swagger2-unsupported]")
+        "spec.yaml:11:11 (#/paths/~1things/get/parameters/0/collectionFormat): error[swagger2-unsupported]"
+    )
 
 
 def test_a_schema_warning_is_located_in_the_2_0_definitions(tmp_path: Path) -> None:
-    path = _write_json(tmp_path, op_doc({"responses": {"200": {"description": "ok", "schema": {
-        "$ref": "#/definitions/Thing"}}}}, method="get", definitions={
-            "Thing": {"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}}}))
+    path = _write_json(
+        tmp_path,
+        op_doc(
+            {"responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Thing"}}}},
+            method="get",
+            definitions={
+                "Thing": {"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}}
+            },
+        ),
+    )
     sink = DiagnosticSink()
     doc_ = load_spec(path, "spec.json", sink=sink)
     assert doc_.swagger == "2.0" and doc_.openapi == "3.0.3"
@@ -85,19 +100,33 @@ def test_a_schema_warning_is_located_in_the_2_0_definitions(tmp_path: Path) -> N
     assert warning.location.line == _line_of(path, '"minimum": "zero"')
     # a later stage's pointer into the converted document lands on the 2.0 text too
     where = doc_.locate_now("/paths/~1things/get/responses/200/content/application~1json/schema")
-    assert (where.pointer, where.line) == ("/paths/~1things/get/responses/200/schema", _line_of(path, '"schema": {'))
+    assert (where.pointer, where.line) == (
+        "/paths/~1things/get/responses/200/schema",
+        _line_of(path, '"schema": {'),
+    )
 
 
 def test_a_build_error_names_the_2_0_file_line_and_pointer(tmp_path: Path) -> None:
     from tests.support.build import build
 
-    path = _write_json(tmp_path, op_doc({"parameters": [
-        {"name": "a", "in": "formData", "type": "string"}, {**BODY, "schema": {"type": "object"}}]}))
+    path = _write_json(
+        tmp_path,
+        op_doc(
+            {
+                "parameters": [
+                    {"name": "a", "in": "formData", "type": "string"},
+                    {**BODY, "schema": {"type": "object"}},
+                ]
+            }
+        ),
+    )
     built = build(tmp_path, path, expect=2)
     line = _line_of(path, '"name": "a"') - 1  # the field's `{`
     col = path.read_text(encoding="utf-8").splitlines()[line - 1].index("{") + 1
-    assert f"spec.json:{line}:{col} (#/paths/~1things/post/parameters/0): error[swagger2-invalid]" \
+    assert (
+        f"spec.json:{line}:{col} (#/paths/~1things/post/parameters/0): error[swagger2-invalid]"
         in built.result.output
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -109,7 +138,9 @@ _SCALAR_TYPES = st.sampled_from(["string", "integer", "number", "boolean"])
 
 @st.composite
 def _schemas(draw: st.DrawFn, depth: int = 2) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["scalar", "ref", "array", "object", "allOf", "file"] if depth else ["scalar", "ref"]))
+    kind = draw(
+        st.sampled_from(["scalar", "ref", "array", "object", "allOf", "file"] if depth else ["scalar", "ref"])
+    )
     schema: dict[str, Any]
     if kind == "scalar":
         schema = {"type": draw(_SCALAR_TYPES)}
@@ -122,7 +153,10 @@ def _schemas(draw: st.DrawFn, depth: int = 2) -> dict[str, Any]:
     elif kind == "allOf":
         schema = {"allOf": draw(st.lists(_schemas(depth - 1), min_size=1, max_size=2))}
     else:
-        schema = {"type": "object", "properties": draw(st.dictionaries(_NAMES, _schemas(depth - 1), max_size=2))}
+        schema = {
+            "type": "object",
+            "properties": draw(st.dictionaries(_NAMES, _schemas(depth - 1), max_size=2)),
+        }
         if draw(st.booleans()):
             schema["additionalProperties"] = draw(_schemas(depth - 1))
     if draw(st.booleans()):
@@ -134,7 +168,9 @@ def _schemas(draw: st.DrawFn, depth: int = 2) -> dict[str, Any]:
 
 @st.composite
 def _params(draw: st.DrawFn, path_params: list[str]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"name": p, "in": "path", "required": True, "type": "string"} for p in path_params]
+    out: list[dict[str, Any]] = [
+        {"name": p, "in": "path", "required": True, "type": "string"} for p in path_params
+    ]
     body_kind = draw(st.sampled_from(["none", "body", "form", "global-body"]))
     for name in draw(st.lists(_NAMES, max_size=3, unique=True)):
         where = draw(st.sampled_from(["query", "header"]))
@@ -149,13 +185,19 @@ def _params(draw: st.DrawFn, path_params: list[str]) -> list[dict[str, Any]]:
     if draw(st.booleans()):
         out.append({"$ref": "#/parameters/limit"})
     if body_kind == "body":
-        out.append({"name": "body", "in": "body", "required": draw(st.booleans()), "schema": draw(_schemas())})
+        out.append(
+            {"name": "body", "in": "body", "required": draw(st.booleans()), "schema": draw(_schemas())}
+        )
     elif body_kind == "global-body":
         out.append({"$ref": "#/parameters/payload"})
     elif body_kind == "form":
         for name in draw(st.lists(_NAMES, min_size=1, max_size=3, unique=True)):
-            field: dict[str, Any] = {"name": name, "in": "formData", "type": draw(st.sampled_from(
-                ["string", "integer", "file"])), "required": draw(st.booleans())}
+            field: dict[str, Any] = {
+                "name": name,
+                "in": "formData",
+                "type": draw(st.sampled_from(["string", "integer", "file"])),
+                "required": draw(st.booleans()),
+            }
             out.append(field)
     return out
 
@@ -163,7 +205,9 @@ def _params(draw: st.DrawFn, path_params: list[str]) -> list[dict[str, Any]]:
 @st.composite
 def _responses(draw: st.DrawFn) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for code in draw(st.lists(st.sampled_from(["200", "201", "404", "default"]), min_size=1, max_size=3, unique=True)):
+    for code in draw(
+        st.lists(st.sampled_from(["200", "201", "404", "default"]), min_size=1, max_size=3, unique=True)
+    ):
         if draw(st.integers(0, 4)) == 0:
             out[code] = {"$ref": "#/responses/Error"}
             continue
@@ -186,20 +230,43 @@ def swagger2_docs(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         data["basePath"] = "/v1"
     if draw(st.booleans()):
-        data["schemes"] = draw(st.lists(st.sampled_from(["http", "https"]), min_size=1, max_size=2, unique=True))
+        data["schemes"] = draw(
+            st.lists(st.sampled_from(["http", "https"]), min_size=1, max_size=2, unique=True)
+        )
     for key in ("consumes", "produces"):
         if draw(st.booleans()):
-            data[key] = draw(st.lists(st.sampled_from(
-                ["application/json", "application/xml", "multipart/form-data", "application/x-www-form-urlencoded"]),
-                max_size=2, unique=True))
+            data[key] = draw(
+                st.lists(
+                    st.sampled_from(
+                        [
+                            "application/json",
+                            "application/xml",
+                            "multipart/form-data",
+                            "application/x-www-form-urlencoded",
+                        ]
+                    ),
+                    max_size=2,
+                    unique=True,
+                )
+            )
     paths: dict[str, Any] = {}
-    for path in draw(st.lists(st.sampled_from(["/a", "/a/{id}", "/b~c/{id}/d"]), min_size=1, max_size=2, unique=True)):
+    for path in draw(
+        st.lists(st.sampled_from(["/a", "/a/{id}", "/b~c/{id}/d"]), min_size=1, max_size=2, unique=True)
+    ):
         path_params = ["id"] if "{id}" in path else []
         item: dict[str, Any] = {}
-        for i, method in enumerate(draw(st.lists(st.sampled_from(["get", "post", "put", "delete"]), min_size=1,
-                                                 max_size=2, unique=True))):
-            operation: dict[str, Any] = {"operationId": f"{method}{len(paths)}{i}",
-                                         "parameters": draw(_params(path_params)), "responses": draw(_responses())}
+        for i, method in enumerate(
+            draw(
+                st.lists(
+                    st.sampled_from(["get", "post", "put", "delete"]), min_size=1, max_size=2, unique=True
+                )
+            )
+        ):
+            operation: dict[str, Any] = {
+                "operationId": f"{method}{len(paths)}{i}",
+                "parameters": draw(_params(path_params)),
+                "responses": draw(_responses()),
+            }
             if draw(st.booleans()):
                 operation["consumes"] = ["application/json"]
             if draw(st.booleans()):
@@ -207,10 +274,14 @@ def swagger2_docs(draw: st.DrawFn) -> dict[str, Any]:
             item[method] = operation
         paths[path] = item
     data["paths"] = paths
-    data["definitions"] = {"A": draw(_schemas()), "B": {"type": "object", "discriminator": "kind",
-                                                        "properties": {"kind": {"type": "string"}}}}
-    data["parameters"] = {"limit": {"name": "limit", "in": "query", "type": "integer"},
-                          "payload": {"name": "payload", "in": "body", "schema": {"$ref": "#/definitions/B"}}}
+    data["definitions"] = {
+        "A": draw(_schemas()),
+        "B": {"type": "object", "discriminator": "kind", "properties": {"kind": {"type": "string"}}},
+    }
+    data["parameters"] = {
+        "limit": {"name": "limit", "in": "query", "type": "integer"},
+        "payload": {"name": "payload", "in": "body", "schema": {"$ref": "#/definitions/B"}},
+    }
     data["responses"] = {"Error": {"description": "error", "schema": {"$ref": "#/definitions/B"}}}
     data["securityDefinitions"] = {"key": {"type": "apiKey", "name": "k", "in": "header"}}
     return data
@@ -230,16 +301,55 @@ def test_every_converted_pointer_maps_back_to_the_2_0_document(data: dict[str, A
     OpenAPI.model_validate(converted.data)
 
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["", "a", "file", "body"]),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                         st.sampled_from(["type", "in", "name", "schema", "$ref", "items", "parameters",
-                                          "responses", "get", "x-a", "collectionFormat", "flow"]), inner, max_size=4),
-                     max_leaves=12)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["", "a", "file", "body"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "in",
+                    "name",
+                    "schema",
+                    "$ref",
+                    "items",
+                    "parameters",
+                    "responses",
+                    "get",
+                    "x-a",
+                    "collectionFormat",
+                    "flow",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(st.dictionaries(st.sampled_from(["paths", "definitions", "parameters", "responses", "securityDefinitions",
-                                        "host", "basePath", "schemes", "consumes"]), _JSON, max_size=5))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "paths",
+                "definitions",
+                "parameters",
+                "responses",
+                "securityDefinitions",
+                "host",
+                "basePath",
+                "schemes",
+                "consumes",
+            ]
+        ),
+        _JSON,
+        max_size=5,
+    )
+)
 def test_any_malformed_document_converts_or_is_refused_at_an_existing_pointer(top: dict[str, Any]) -> None:
     data = {"swagger": "2.0", **top}
     try:
@@ -266,7 +376,8 @@ def test_a_swagger2_api_is_built_and_called_against_a_loopback_server(tmp_path: 
     with RecordingServer() as server:
         host = server.base_url.removeprefix("http://")
         spec = tmp_path / "pets.yaml"
-        spec.write_text(f"""swagger: '2.0'
+        spec.write_text(
+            f"""swagger: '2.0'
 info: {{title: Pets, version: '1'}}
 host: '{host}'
 basePath: /api/v2
@@ -315,8 +426,13 @@ definitions:
     properties:
       name: {{type: string}}
       nickname: {{type: string, x-nullable: true}}
-""", encoding="utf-8")
-        built = build(tmp_path, spec, """auth:
+""",
+            encoding="utf-8",
+        )
+        built = build(
+            tmp_path,
+            spec,
+            """auth:
   key: {secret: PETS_KEY}
 tools:
   list_pets:
@@ -335,34 +451,63 @@ tools:
     permission: pets:write
     approval: never
     idempotency: {key: action_id, send_as: none}
-""")
+""",
+        )
         assert built.json("policy.json")["base_url"] == server.base_url + "/api/v2"
         server.reply("GET", "/pets$", body=[{"name": "Rex", "nickname": None}])
         actor = Actor.of("a", scopes=["pets:read", "pets:write"])
-        with Registry.from_dir(built.out, credentials=StaticCredentials({"PETS_KEY": "k1"}),
-                               receipts=MemoryReceiptStore(), cursor_key=b"k" * 32) as reg:
-            listed = reg.call("list_pets", {"ownerId": 7, "tags": ["a", "b"], "status": ["x", "y"],
-                                            "kinds": ["cat", "dog"], "limit": 5}, actor=actor)
+        with Registry.from_dir(
+            built.out,
+            credentials=StaticCredentials({"PETS_KEY": "k1"}),
+            receipts=MemoryReceiptStore(),
+            cursor_key=b"k" * 32,
+        ) as reg:
+            listed = reg.call(
+                "list_pets",
+                {"ownerId": 7, "tags": ["a", "b"], "status": ["x", "y"], "kinds": ["cat", "dog"], "limit": 5},
+                actor=actor,
+            )
             assert listed.ok, listed.to_json()
             sent = server.last
             assert (sent.method, sent.path) == ("GET", "/api/v2/owners/7/pets")
-            assert sent.query == [("tags", "a,b"), ("status", "x"), ("status", "y"), ("kinds", "cat|dog"),
-                                  ("limit", "5")]
+            assert sent.query == [
+                ("tags", "a,b"),
+                ("status", "x"),
+                ("status", "y"),
+                ("kinds", "cat|dog"),
+                ("limit", "5"),
+            ]
             assert sent.header("X-Api-Key") == "k1"
             too_many = reg.call("list_pets", {"ownerId": 7, "limit": 51}, actor=actor)
-            assert not too_many.ok and too_many.error is not None and too_many.error.code == "invalid_arguments"
+            assert (
+                not too_many.ok and too_many.error is not None and too_many.error.code == "invalid_arguments"
+            )
             preview = reg.call("preview_add_pet", {"ownerId": 7, "name": "Rex"}, actor=actor)
             assert preview.ok and preview.result is not None, preview.to_json()
             request = preview.result["request"]
             assert request["method"] == "POST" and request["url"] == server.base_url + "/api/v2/owners/7/pets"
             assert request["body"] == {"name": "Rex"}
-            added = reg.call("record_add_pet", {"ownerId": 7, "name": "Rex", "action_id": "add-1"}, actor=actor)
+            added = reg.call(
+                "record_add_pet", {"ownerId": 7, "name": "Rex", "action_id": "add-1"}, actor=actor
+            )
             assert added.ok, added.to_json()
-            assert (server.last.method, server.last.path, server.last.json()) == \
-                ("POST", "/api/v2/owners/7/pets", {"name": "Rex"})
+            assert (server.last.method, server.last.path, server.last.json()) == (
+                "POST",
+                "/api/v2/owners/7/pets",
+                {"name": "Rex"},
+            )
             assert server.last.header("Content-Type") == "application/json"
-            tagged = reg.call("record_tag_pet", {"ownerId": 7, "petName": "Rex", "note": "good dog",
-                                                 "labels": ["a", "b"], "action_id": "tag-1"}, actor=actor)
+            tagged = reg.call(
+                "record_tag_pet",
+                {
+                    "ownerId": 7,
+                    "petName": "Rex",
+                    "note": "good dog",
+                    "labels": ["a", "b"],
+                    "action_id": "tag-1",
+                },
+                actor=actor,
+            )
             assert tagged.ok, tagged.to_json()
             assert (server.last.method, server.last.path) == ("PUT", "/api/v2/owners/7/pets/Rex")
             assert server.last.header("Content-Type") == "application/x-www-form-urlencoded"
@@ -379,8 +524,11 @@ def test_the_real_petstore_converts_to_valid_openapi_3_and_maps_back() -> None:
     converted = convert(source)
     assert converted.warnings == ()
     upload = converted.data["paths"]["/pet/{petId}/uploadImage"]["post"]["requestBody"]
-    assert upload["content"]["multipart/form-data"]["schema"]["properties"]["file"] == \
-        {"type": "string", "format": "binary", "description": "file to upload"}
+    assert upload["content"]["multipart/form-data"]["schema"]["properties"]["file"] == {
+        "type": "string",
+        "format": "binary",
+        "description": "file to upload",
+    }
     assert converted.data["paths"]["/pet/findByStatus"]["get"]["parameters"][0]["explode"] is True
 
 
@@ -392,8 +540,14 @@ def test_messages_name_the_2_0_pointers(tmp_path: Path) -> None:
     from toolgen.compile.schema import SchemaConverter
 
     def response_error(definitions: dict[str, Any], schema: dict[str, Any]) -> Diagnostic:
-        path = _write_json(tmp_path, op_doc({"responses": {"200": {"description": "ok", "schema": schema}}},
-                                            method="get", definitions=definitions))
+        path = _write_json(
+            tmp_path,
+            op_doc(
+                {"responses": {"200": {"description": "ok", "schema": schema}}},
+                method="get",
+                definitions=definitions,
+            ),
+        )
         loaded = load_spec(path, "spec.json", sink=DiagnosticSink())
         with pytest.raises(DiagnosticError) as caught:
             operation_response(loaded, SchemaConverter(loaded, DiagnosticSink()), list_operations(loaded)[0])
@@ -403,8 +557,10 @@ def test_messages_name_the_2_0_pointers(tmp_path: Path) -> None:
     assert missing.code == "ref-missing"
     assert "#/definitions/Thing/properties/gone does not exist" in missing.message
     assert "components" not in missing.message
-    conflict = response_error({"A": {"type": "string"}, "B": {"type": "integer"}},
-                              {"allOf": [{"$ref": "#/definitions/A"}, {"$ref": "#/definitions/B"}]})
+    conflict = response_error(
+        {"A": {"type": "string"}, "B": {"type": "integer"}},
+        {"allOf": [{"$ref": "#/definitions/A"}, {"$ref": "#/definitions/B"}]},
+    )
     assert conflict.code == "schema-allof-conflict"
     assert "at #/definitions/A vs" in conflict.message and "at #/definitions/B" in conflict.message
     assert conflict.location is not None and conflict.location.pointer == "/definitions/B"

@@ -27,7 +27,12 @@ CANONICAL = {
     },
     "required": ["title"],
     "additionalProperties": False,
-    "$defs": {"Tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}},
+    "$defs": {
+        "Tree": {
+            "type": "object",
+            "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}},
+        }
+    },
 }
 OUTPUT = {"type": "object", "properties": {"id": {"type": "string"}, "any": {}}}
 
@@ -36,19 +41,41 @@ Mutator = Callable[[Tools], None]
 
 
 def openai_catalog() -> Tools:
-    return [openai_tool("create_item", "Create.", CANONICAL), openai_tool("ping", "Ping.", {"type": "object"})]
+    return [
+        openai_tool("create_item", "Create.", CANONICAL),
+        openai_tool("ping", "Ping.", {"type": "object"}),
+    ]
 
 
 def anthropic_catalog() -> Tools:
-    return [anthropic_tool("create_item", "Create.", CANONICAL), anthropic_tool("ping", "Ping.", {"type": "object"})]
+    return [
+        anthropic_tool("create_item", "Create.", CANONICAL),
+        anthropic_tool("ping", "Ping.", {"type": "object"}),
+    ]
 
 
 def mcp_catalog() -> Tools:
     return [
-        mcp_tool("create_item", "Create.", CANONICAL, OUTPUT, title="Create item", read_only=False,
-                 destructive=False, idempotent=False),
-        mcp_tool("ping", "Ping.", {"type": "object"}, None, title=None, read_only=True, destructive=False,
-                 idempotent=True),
+        mcp_tool(
+            "create_item",
+            "Create.",
+            CANONICAL,
+            OUTPUT,
+            title="Create item",
+            read_only=False,
+            destructive=False,
+            idempotent=False,
+        ),
+        mcp_tool(
+            "ping",
+            "Ping.",
+            {"type": "object"},
+            None,
+            title=None,
+            read_only=True,
+            destructive=False,
+            idempotent=True,
+        ),
     ]
 
 
@@ -61,7 +88,11 @@ def test_baselines_conform() -> None:
     assert openai_catalog()[0]["function"]["strict"] is True
     assert check_anthropic_catalog(anthropic_catalog()) == []
     assert check_mcp_catalog(mcp_catalog()) == []
-    for dialect, cat in (("openai", openai_catalog()), ("anthropic", anthropic_catalog()), ("mcp", mcp_catalog())):
+    for dialect, cat in (
+        ("openai", openai_catalog()),
+        ("anthropic", anthropic_catalog()),
+        ("mcp", mcp_catalog()),
+    ):
         assert check_catalog(dialect, cat) == []
 
 
@@ -80,6 +111,7 @@ def _params(tools: Tools, i: int = 0) -> dict[str, Any]:
 def _set_name(name: str) -> Mutator:
     def mutate(tools: Tools) -> None:
         tools[0]["function"]["name"] = name
+
     return mutate
 
 
@@ -91,45 +123,97 @@ OPENAI_BREAKAGES: list[tuple[str, Mutator, str]] = [
     ("not a function tool", lambda t: t[0].update(type="custom"), "A.1-shape"),
     ("strict omitted", lambda t: t[0]["function"].pop("strict"), "A.1-strict-explicit"),
     ("root not object", lambda t: _params(t).update(type=["object", "null"]), "A.2-root-object"),
-    ("root anyOf", lambda t: _params(t).update(anyOf=[{"type": "object", "properties": {}, "required": [],
-                                                        "additionalProperties": False}]), "A.2-root-anyOf"),
-    ("nested object open", lambda t: _params(t)["properties"]["child"].pop("additionalProperties"),
-     "A.2-additionalProperties"),
-    ("$defs object open", lambda t: _params(t)["$defs"]["Tree"].update(additionalProperties=True),
-     "A.2-additionalProperties"),
+    (
+        "root anyOf",
+        lambda t: _params(t).update(
+            anyOf=[{"type": "object", "properties": {}, "required": [], "additionalProperties": False}]
+        ),
+        "A.2-root-anyOf",
+    ),
+    (
+        "nested object open",
+        lambda t: _params(t)["properties"]["child"].pop("additionalProperties"),
+        "A.2-additionalProperties",
+    ),
+    (
+        "$defs object open",
+        lambda t: _params(t)["$defs"]["Tree"].update(additionalProperties=True),
+        "A.2-additionalProperties",
+    ),
     ("required incomplete", lambda t: _params(t)["required"].remove("kind"), "A.2-required"),
     ("required extra", lambda t: _params(t)["properties"]["child"]["required"].append("zzz"), "A.2-required"),
-    ("object without properties", lambda t: _params(t)["properties"]["child"].pop("properties"),
-     "A.1-object-properties"),
-    ("oneOf", lambda t: _params(t)["properties"].update(
-        u={"oneOf": [{"type": "string"}, {"type": "integer"}]}) or _params(t)["required"].append("u"),
-     "A.2-composition"),
-    ("allOf", lambda t: _params(t)["properties"]["title"].update(allOf=[{"type": "string"}]), "A.2-composition"),
+    (
+        "object without properties",
+        lambda t: _params(t)["properties"]["child"].pop("properties"),
+        "A.1-object-properties",
+    ),
+    (
+        "oneOf",
+        lambda t: (
+            _params(t)["properties"].update(u={"oneOf": [{"type": "string"}, {"type": "integer"}]})
+            or _params(t)["required"].append("u")
+        ),
+        "A.2-composition",
+    ),
+    (
+        "allOf",
+        lambda t: _params(t)["properties"]["title"].update(allOf=[{"type": "string"}]),
+        "A.2-composition",
+    ),
     ("default", lambda t: _params(t)["properties"]["title"].update(default="x"), "A.4-default"),
     ("uri format", lambda t: _params(t)["properties"]["title"].update(format="uri"), "A.2-format"),
-    ("format on integer", lambda t: _params(t)["properties"]["child"]["properties"]["n"].update(format="uuid"),
-     "A.2-format"),
-    ("$ref sibling", lambda t: _params(t)["properties"]["tree"]["anyOf"][0].update(description="d"),
-     "A.2-ref-siblings"),
+    (
+        "format on integer",
+        lambda t: _params(t)["properties"]["child"]["properties"]["n"].update(format="uuid"),
+        "A.2-format",
+    ),
+    (
+        "$ref sibling",
+        lambda t: _params(t)["properties"]["tree"]["anyOf"][0].update(description="d"),
+        "A.2-ref-siblings",
+    ),
     ("dangling $ref", lambda t: _params(t)["$defs"].pop("Tree"), "A.2-ref-resolves"),
     ("enum without null", lambda t: _params(t)["properties"]["kind"]["enum"].remove(None), "A.4-enum-null"),
     ("maxLength kept", lambda t: _params(t)["properties"]["title"].update(maxLength=3), "E.3-keyword"),
     ("array without items", lambda t: _params(t)["properties"]["tags"].pop("items"), "E.4-array-items"),
-    ("any value", lambda t: _params(t)["properties"]["child"]["properties"].update(v={}) or
-     _params(t)["properties"]["child"]["required"].append("v"), "A.2-types"),
+    (
+        "any value",
+        lambda t: (
+            _params(t)["properties"]["child"]["properties"].update(v={})
+            or _params(t)["properties"]["child"]["required"].append("v")
+        ),
+        "A.2-types",
+    ),
     ("bad type", lambda t: _params(t)["properties"]["title"].update(type="str"), "A.2-types"),
     ("nullable keyword", lambda t: _params(t)["properties"]["title"].update(nullable=True), "E.2-nullable"),
-    ("too deep", lambda t: _params(t)["properties"].update(deep=_deep(11)) or _params(t)["required"].append("deep"),
-     "A.2-limits-depth"),
-    ("too many enum values", lambda t: _params(t)["properties"]["kind"].update(
-        enum=[str(i) for i in range(1001)] + [None]), "A.2-limits-enum"),
-    ("too many properties", lambda t: _params(t).update(properties={f"p{i}": {"type": "string"} for i in range(5001)},
-                                                        required=[f"p{i}" for i in range(5001)]),
-     "A.2-limits-properties"),
-    ("too many chars", lambda t: _params(t)["properties"]["kind"].update(enum=["x" * 60_000, "y" * 60_001, None]),
-     "A.2-limits-chars"),
-    ("long big string enum", lambda t: _params(t)["properties"]["kind"].update(
-        enum=[f"{i:060d}" for i in range(260)] + [None]), "A.2-limits-chars"),
+    (
+        "too deep",
+        lambda t: _params(t)["properties"].update(deep=_deep(11)) or _params(t)["required"].append("deep"),
+        "A.2-limits-depth",
+    ),
+    (
+        "too many enum values",
+        lambda t: _params(t)["properties"]["kind"].update(enum=[str(i) for i in range(1001)] + [None]),
+        "A.2-limits-enum",
+    ),
+    (
+        "too many properties",
+        lambda t: _params(t).update(
+            properties={f"p{i}": {"type": "string"} for i in range(5001)},
+            required=[f"p{i}" for i in range(5001)],
+        ),
+        "A.2-limits-properties",
+    ),
+    (
+        "too many chars",
+        lambda t: _params(t)["properties"]["kind"].update(enum=["x" * 60_000, "y" * 60_001, None]),
+        "A.2-limits-chars",
+    ),
+    (
+        "long big string enum",
+        lambda t: _params(t)["properties"]["kind"].update(enum=[f"{i:060d}" for i in range(260)] + [None]),
+        "A.2-limits-chars",
+    ),
 ]
 
 
@@ -167,8 +251,15 @@ def test_openai_max_tools_is_optional() -> None:
 
 
 def test_openai_non_strict_tools_only_get_basic_checks() -> None:
-    tool: dict[str, Any] = {"type": "function", "function": {"name": "free", "description": "d", "strict": False, "parameters": {
-        "type": "object", "properties": {"meta": {"type": "object", "default": {}}}}}}
+    tool: dict[str, Any] = {
+        "type": "function",
+        "function": {
+            "name": "free",
+            "description": "d",
+            "strict": False,
+            "parameters": {"type": "object", "properties": {"meta": {"type": "object", "default": {}}}},
+        },
+    }
     assert check_openai_catalog([tool]) == []
     broken = copy.deepcopy(tool)
     broken["function"]["parameters"]["properties"]["list"] = {"type": "array"}
@@ -202,19 +293,31 @@ ANTHROPIC_BREAKAGES: list[tuple[str, Mutator, str]] = [
     ("strict not bool", lambda t: t[0].update(strict="yes"), "B.1-fields"),
     ("null input_schema", lambda t: t[0].update(input_schema=None), "B.1-input-schema-object"),
     ("array root", lambda t: _input(t).update(type="array"), "B.1-input-schema-object"),
-    ("invalid 2020-12", lambda t: _input(t)["properties"]["title"].update(maxLength="long"),
-     "B.1-json-schema-2020-12"),
-    ("invalid regex", lambda t: _input(t)["properties"]["title"].update(pattern="(unclosed"),
-     "B.1-json-schema-2020-12"),
+    (
+        "invalid 2020-12",
+        lambda t: _input(t)["properties"]["title"].update(maxLength="long"),
+        "B.1-json-schema-2020-12",
+    ),
+    (
+        "invalid regex",
+        lambda t: _input(t)["properties"]["title"].update(pattern="(unclosed"),
+        "B.1-json-schema-2020-12",
+    ),
     ("invalid required", lambda t: _input(t).update(required="title"), "B.1-json-schema-2020-12"),
     ("array without items", lambda t: _input(t)["properties"]["tags"].pop("items"), "E.4-array-items"),
     ("dangling $ref", lambda t: _input(t).pop("$defs"), "B.1-ref-resolves"),
     ("nullable keyword", lambda t: _input(t)["properties"]["title"].update(nullable=True), "E.2-nullable"),
     ("strict + recursion", _strict_on, "B.2-recursion"),
-    ("strict + open object", lambda t: _strict_on(t, _input(t)["properties"]["child"].pop("additionalProperties")),
-     "B.2-additionalProperties"),
-    ("strict + uri-reference", lambda t: _strict_on(t, _input(t)["properties"]["when"].update(format="uri-reference")),
-     "B.2-format"),
+    (
+        "strict + open object",
+        lambda t: _strict_on(t, _input(t)["properties"]["child"].pop("additionalProperties")),
+        "B.2-additionalProperties",
+    ),
+    (
+        "strict + uri-reference",
+        lambda t: _strict_on(t, _input(t)["properties"]["when"].update(format="uri-reference")),
+        "B.2-format",
+    ),
 ]
 
 
@@ -231,7 +334,9 @@ def test_anthropic_strict_checks_only_apply_to_strict_tools() -> None:
     _input(tools)["properties"]["child"].pop("additionalProperties")
     _input(tools)["properties"]["when"]["format"] = "uri-reference"
     assert check_anthropic_catalog(tools) == []  # recursion + open object + format are fine non-strict
-    strict_ok = anthropic_tool("flat", "d", {"type": "object", "properties": {"u": {"type": "string", "format": "uri"}}})
+    strict_ok = anthropic_tool(
+        "flat", "d", {"type": "object", "properties": {"u": {"type": "string", "format": "uri"}}}
+    )
     strict_ok["strict"] = True
     assert check_anthropic_catalog([strict_ok]) == []
 
@@ -257,16 +362,32 @@ MCP_BREAKAGES: list[tuple[str, Mutator, str]] = [
     ("missing inputSchema", lambda t: t[0].pop("inputSchema"), "D.1-input-schema-object"),
     ("null inputSchema", lambda t: t[0].update(inputSchema=None), "D.1-input-schema-object"),
     ("untyped inputSchema", lambda t: _in(t).pop("type"), "D.1-input-schema-object"),
-    ("array outputSchema", lambda t: t[0].update(outputSchema={"type": "array", "items": {}}),
-     "D.1-output-schema-object"),
-    ("invalid 2020-12 input", lambda t: _in(t)["properties"]["title"].update(type="text"),
-     "D.1-json-schema-2020-12"),
-    ("invalid 2020-12 output", lambda t: _out(t)["properties"]["id"].update(minLength=-1),
-     "D.1-json-schema-2020-12"),
+    (
+        "array outputSchema",
+        lambda t: t[0].update(outputSchema={"type": "array", "items": {}}),
+        "D.1-output-schema-object",
+    ),
+    (
+        "invalid 2020-12 input",
+        lambda t: _in(t)["properties"]["title"].update(type="text"),
+        "D.1-json-schema-2020-12",
+    ),
+    (
+        "invalid 2020-12 output",
+        lambda t: _out(t)["properties"]["id"].update(minLength=-1),
+        "D.1-json-schema-2020-12",
+    ),
     ("pruned $defs (case 21)", lambda t: _in(t).pop("$defs"), "D.1-ref-resolves"),
-    ("dangling output $ref", lambda t: _out(t)["properties"].update(r={"$ref": "#/$defs/Gone"}),
-     "D.1-ref-resolves"),
-    ("nullable keyword (case 08)", lambda t: _in(t)["properties"]["title"].update(nullable=True), "D.1-nullable"),
+    (
+        "dangling output $ref",
+        lambda t: _out(t)["properties"].update(r={"$ref": "#/$defs/Gone"}),
+        "D.1-ref-resolves",
+    ),
+    (
+        "nullable keyword (case 08)",
+        lambda t: _in(t)["properties"]["title"].update(nullable=True),
+        "D.1-nullable",
+    ),
     ("OpenAPI format", lambda t: _in(t)["properties"]["title"].update(format="password"), "D.1-format"),
     ("OpenAPI format in output", lambda t: _out(t)["properties"]["id"].update(format="int64"), "D.1-format"),
     ("array without items", lambda t: _in(t)["properties"]["tags"].pop("items"), "E.4-array-items"),

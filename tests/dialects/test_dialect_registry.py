@@ -39,8 +39,11 @@ def test_every_part_takes_its_dialects_from_the_registry() -> None:
     assert {d.file for d in registry().values()} <= set(catalog_files()) <= OWNED_NAMES
     assert "openai.responses.json" in catalog_files()
     assert _choices(call_command, "dialect") == names()
-    assert set(_choices(catalog_command, "dialect")) == {f.removesuffix(".json") for f in catalog_files()} \
+    assert (
+        set(_choices(catalog_command, "dialect"))
+        == {f.removesuffix(".json") for f in catalog_files()}
         == set(CATALOGS)
+    )
     assert [d.name for d in reshaping()] == ["openai", "gemini"]
     assert all(d.title for d in registry().values())
 
@@ -50,8 +53,10 @@ def test_no_module_outside_the_dialects_lists_dialect_names() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         if PACKAGE / "dialects" in path.parents or path == RUNTIME_LIST:
             continue
-        if PACKAGE / "evals" in path.parents or path in (PACKAGE / "cli" / "eval.py",
-                                                          PACKAGE / "testing" / "scripted.py"):
+        if PACKAGE / "evals" in path.parents or path in (
+            PACKAGE / "cli" / "eval.py",
+            PACKAGE / "testing" / "scripted.py",
+        ):
             continue  # model providers of `toolgen eval` (openai-compatible included), not catalog dialects
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if LISTED.search(line):
@@ -67,5 +72,7 @@ def test_an_unknown_artifact_names_the_registry_choices(tmp_path: Path) -> None:
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.location is not None and diagnostic.location.pointer == "/emit/1"
     assert diagnostic.location.line == 3
-    assert diagnostic.message == ("emit.1: Input should be one of 'openai', 'anthropic', 'mcp', 'gemini', "
-                                  "'policy', 'report', 'python', 'registry'")
+    assert diagnostic.message == (
+        "emit.1: Input should be one of 'openai', 'anthropic', 'mcp', 'gemini', "
+        "'policy', 'report', 'python', 'registry'"
+    )

@@ -70,8 +70,11 @@ def test_constraints_move_into_descriptions_for_openai() -> None:
     ds = openai_parameters(CONSTRAINTS)
     props = ds.schema["properties"]
     # F.1: pattern, numeric bounds and minItems/maxItems are carried; the rest is described
-    assert props["title"] == {"description": "Subject line. (maxLength: 200)", "type": "string",
-                              "pattern": r"^T-\d+$"}
+    assert props["title"] == {
+        "description": "Subject line. (maxLength: 200)",
+        "type": "string",
+        "pattern": r"^T-\d+$",
+    }
     assert props["count"]["description"] == "(format: int32; default: 20)"
     assert props["count"]["minimum"] == 1 and props["count"]["maximum"] == 50
     assert props["tags"]["description"] == '(uniqueItems: true; examples: [["a"]])'
@@ -101,8 +104,11 @@ def test_restrictive_composition_moves_to_description() -> None:
         "type": "object",
         "properties": {
             "code": {"type": "string", "not": {"const": "x"}},
-            "window": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                       "dependentRequired": {"a": ["b"]}},
+            "window": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "dependentRequired": {"a": ["b"]},
+            },
         },
         "required": ["code"],
     }
@@ -116,10 +122,15 @@ def test_restrictive_composition_moves_to_description() -> None:
 def test_allof_of_objects_is_merged() -> None:
     canonical = {
         "type": "object",
-        "properties": {"item": {"allOf": [
-            {"$ref": "#/$defs/Base"},
-            {"type": "object", "properties": {"extra": {"type": "string"}}, "required": ["extra"]},
-        ], "description": "An item"}},
+        "properties": {
+            "item": {
+                "allOf": [
+                    {"$ref": "#/$defs/Base"},
+                    {"type": "object", "properties": {"extra": {"type": "string"}}, "required": ["extra"]},
+                ],
+                "description": "An item",
+            }
+        },
         "required": ["item"],
         "$defs": {"Base": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}},
     }
@@ -138,8 +149,11 @@ def test_allof_of_objects_is_merged() -> None:
 
 
 def test_unmergeable_allof_becomes_a_json_string() -> None:
-    canonical = {"type": "object", "properties": {"v": {"allOf": [{"type": "string"}, {"type": "integer"}]}},
-                 "required": ["v"]}
+    canonical = {
+        "type": "object",
+        "properties": {"v": {"allOf": [{"type": "string"}, {"type": "integer"}]}},
+        "required": ["v"],
+    }
     ds = openai_parameters(canonical)
     assert ds.strict is True
     assert ds.schema["properties"]["v"]["type"] == "string"
@@ -163,15 +177,22 @@ def test_depth_limit() -> None:
     assert ds.strict is True
     assert schema_stats(ds.schema).max_depth == 10
     assert [(len(r["path"]), r["kind"], r["reason"]) for r in ds.rewrites] == [
-        (10, "json_string", "nesting below the depth limit")]
+        (10, "json_string", "nesting below the depth limit")
+    ]
 
 
 def test_enum_limit() -> None:
-    ok = {"type": "object", "properties": {"e": {"type": "integer", "enum": list(range(999))}},
-          "required": ["e"]}
+    ok = {
+        "type": "object",
+        "properties": {"e": {"type": "integer", "enum": list(range(999))}},
+        "required": ["e"],
+    }
     assert openai_parameters(ok).strict is True
-    big = {"type": "object", "properties": {"e": {"type": "integer", "enum": list(range(1001))}},
-           "required": ["e"]}
+    big = {
+        "type": "object",
+        "properties": {"e": {"type": "integer", "enum": list(range(1001))}},
+        "required": ["e"],
+    }
     assert openai_parameters(big).strict is False
 
 
@@ -190,13 +211,34 @@ def test_anthropic_tool_shape() -> None:
 
 
 def test_mcp_tool_shape_and_annotations() -> None:
-    tool = mcp_tool("get_x", "Get.", CASE24_BARE, CASE21_OUTPUT, title="Get X", read_only=True,
-                    destructive=False, idempotent=True)
+    tool = mcp_tool(
+        "get_x",
+        "Get.",
+        CASE24_BARE,
+        CASE21_OUTPUT,
+        title="Get X",
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    )
     assert list(tool) == ["name", "title", "description", "inputSchema", "outputSchema", "annotations"]
-    assert tool["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                                   "openWorldHint": True}
-    bare = mcp_tool("del_x", "Delete.", CASE15, None, title=None, read_only=False, destructive=True,
-                    idempotent=False, open_world=False)
+    assert tool["annotations"] == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": True,
+    }
+    bare = mcp_tool(
+        "del_x",
+        "Delete.",
+        CASE15,
+        None,
+        title=None,
+        read_only=False,
+        destructive=True,
+        idempotent=False,
+        open_world=False,
+    )
     assert "title" not in bare and "outputSchema" not in bare
     assert bare["annotations"]["openWorldHint"] is False
     assert check_mcp_catalog([tool, bare]) == []

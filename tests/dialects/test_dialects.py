@@ -125,8 +125,11 @@ def test_case15_anthropic_and_mcp_keep_original_optionality() -> None:
     assert "anyOf" in anthropic_input_schema(CASE15).schema["properties"]["urls"]
     # MCP: the canonical oneOf of disjoint types collapses to one type array, accepting the same values
     urls = mcp_input_schema(CASE15).schema["properties"]["urls"]
-    assert urls == {"description": "One URL or a list of URLs", "type": ["array", "string"],
-                    "items": {"type": "string"}}
+    assert urls == {
+        "description": "One URL or a list of URLs",
+        "type": ["array", "string"],
+        "items": {"type": "string"},
+    }
     for instance in ("https://a", ["https://a"], [], 3, None, [3], {"u": 1}):
         assert valid(urls, instance) == valid(CASE15["properties"]["urls"], instance)
 
@@ -175,7 +178,7 @@ def test_case13_openai_no_ref_with_siblings_and_descriptions_survive() -> None:
     role = schema["properties"]["role"]
     assert role["description"] == 'Role granted on creation (default: "viewer")'
     assert role["enum"] == ["viewer", "editor", "admin"]
-    assert "role: default \"viewer\"" in ds.notes
+    assert 'role: default "viewer"' in ds.notes
 
 
 def test_case13_no_default_key_in_openai_or_anthropic() -> None:
@@ -262,8 +265,12 @@ def test_case05_openai_keeps_recursion_strict() -> None:
     search = openai_parameters(CASE05_SEARCH).schema
     assert set(search["$defs"]) == {"Filter", "Compound"}  # Comparison is not recursive: inlined
     assert len(search["$defs"]["Filter"]["anyOf"]) == 2
-    instance = {"filter": {"mode": "and", "filters": [{"field": "f", "op": "eq", "value": "v"},
-                                                      {"mode": "or", "filters": []}]}}
+    instance = {
+        "filter": {
+            "mode": "and",
+            "filters": [{"field": "f", "op": "eq", "value": "v"}, {"mode": "or", "filters": []}],
+        }
+    }
     assert valid(CASE05_SEARCH, instance)
     assert valid(search, instance)
 
@@ -305,7 +312,10 @@ def test_case24_empty_parameter_objects(canonical: dict[str, Any]) -> None:
     assert ds.schema == {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
     assert ds.strict
     assert anthropic_input_schema(canonical).schema == {
-        "type": "object", "properties": {}, "additionalProperties": False}
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
     assert mcp_input_schema(canonical).schema == {"type": "object", "additionalProperties": False}
     tool = openai_tool("getHealth", "Health.", canonical)
     assert tool["function"]["strict"] is True
@@ -330,8 +340,10 @@ def test_case21_paginated_wrapper_keeps_defs() -> None:
     page = {
         "type": "object",
         "required": ["items", "next_cursor"],
-        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/ResultItem"}},
-                       "next_cursor": {"type": ["string", "null"]}},
+        "properties": {
+            "items": {"type": "array", "items": {"$ref": "#/$defs/ResultItem"}},
+            "next_cursor": {"type": ["string", "null"]},
+        },
         "$defs": CASE21_OUTPUT["$defs"],
     }
     schema = mcp_output_schema(page).schema
@@ -343,9 +355,15 @@ def test_output_non_object_root_is_wrapped_with_defs_hoisted() -> None:
     canonical = {
         "type": "array",
         "items": {"$ref": "#/$defs/Tree"},
-        "$defs": {"Tree": {"type": "object", "properties": {
-            "kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
-            "same": {"$ref": "#/items"}}}},
+        "$defs": {
+            "Tree": {
+                "type": "object",
+                "properties": {
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
+                    "same": {"$ref": "#/items"},
+                },
+            }
+        },
     }
     ds = mcp_output_schema(canonical)
     assert mcp_output_needs_wrap(canonical)
@@ -358,8 +376,11 @@ def test_output_non_object_root_is_wrapped_with_defs_hoisted() -> None:
     assert valid(canonical, value)
     assert valid(schema, {"result": value})
     assert not valid(schema, value)
-    mcp = [mcp_tool("t", "d", CASE24_BARE, canonical, title=None, read_only=True, destructive=False,
-                    idempotent=True)]
+    mcp = [
+        mcp_tool(
+            "t", "d", CASE24_BARE, canonical, title=None, read_only=True, destructive=False, idempotent=True
+        )
+    ]
     assert check_mcp_catalog(mcp) == []
 
 

@@ -66,13 +66,17 @@ def default_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def json_schema_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = _project(tmp_path_factory.mktemp("json_schema"), "dialects:\n  gemini: {parameters: json_schema}\n")
+    root = _project(
+        tmp_path_factory.mktemp("json_schema"), "dialects:\n  gemini: {parameters: json_schema}\n"
+    )
     code, output = _build(root)
     assert code == 0, output
     return root
 
 
-def test_default_is_the_openapi_subset_and_matches_the_committed_build(default_files: dict[str, bytes]) -> None:
+def test_default_is_the_openapi_subset_and_matches_the_committed_build(
+    default_files: dict[str, bytes],
+) -> None:
     declarations = json.loads(default_files["gemini.json"])
     assert all("parameters" in d and "parametersJsonSchema" not in d for d in declarations)
     committed = REPO / "generated" / "stripe"
@@ -82,14 +86,17 @@ def test_default_is_the_openapi_subset_and_matches_the_committed_build(default_f
 
 
 def test_json_schema_changes_gemini_json_and_drops_the_gemini_rewrites(
-        json_schema_root: Path, default_files: dict[str, bytes]) -> None:
+    json_schema_root: Path, default_files: dict[str, bytes]
+) -> None:
     files = _files(json_schema_root)
     assert set(files) == set(default_files)
     changed = {name for name in files if files[name] != default_files[name]}
     assert changed == {"gemini.json", "gemini.interactions.json", "policy.json", "POLICY.md", "REPORT.md"}
     declarations = json.loads(files["gemini.json"])
     assert all("parametersJsonSchema" in d and "parameters" not in d for d in declarations)
-    interactions = {e["name"]: e for e in json.loads(files["gemini.interactions.json"]) if e["type"] == "function"}
+    interactions = {
+        e["name"]: e for e in json.loads(files["gemini.interactions.json"]) if e["type"] == "function"
+    }
     assert all(interactions[d["name"]]["parameters"] == d["parametersJsonSchema"] for d in declarations)
     update = next(d for d in declarations if d["name"] == "preview_update_customer")
     metadata = json.dumps(update["parametersJsonSchema"]["properties"]["metadata"])
@@ -98,9 +105,12 @@ def test_json_schema_changes_gemini_json_and_drops_the_gemini_rewrites(
     after = json.loads(files["policy.json"])["tools"]
     assert any("gemini" in row["dialect_rewrites"] for row in before)
     assert not any("gemini" in row["dialect_rewrites"] for row in after)
-    assert [{k: v for k, v in r.items() if k != "dialect_rewrites"} for r in before] == \
-        [{k: v for k, v in r.items() if k != "dialect_rewrites"} for r in after]
-    assert [r["dialect_rewrites"].get("openai") for r in before] == [r["dialect_rewrites"].get("openai") for r in after]
+    assert [{k: v for k, v in r.items() if k != "dialect_rewrites"} for r in before] == [
+        {k: v for k, v in r.items() if k != "dialect_rewrites"} for r in after
+    ]
+    assert [r["dialect_rewrites"].get("openai") for r in before] == [
+        r["dialect_rewrites"].get("openai") for r in after
+    ]
     assert check_catalog("gemini", declarations) == []
 
 
@@ -108,39 +118,69 @@ def test_the_gemini_checker_still_refuses_a_bad_json_schema() -> None:
     def rules(decl: dict[str, Any]) -> set[str]:
         return {v.rule for v in check_gemini_catalog([{"name": "t", "description": "d", **decl}])}
 
-    good = {"type": "object", "properties": {"a": {"type": ["string", "null"]}, "m": {
-        "type": "object", "additionalProperties": {"type": "string"}}}, "additionalProperties": False}
+    good = {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["string", "null"]},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        "additionalProperties": False,
+    }
     assert rules({"parametersJsonSchema": good}) == set()
     assert rules({"parametersJsonSchema": {"type": "array", "items": {}}}) == {"C.3-root"}
-    assert rules({"parametersJsonSchema": {"type": "object", "properties": {"a": {"type": "array"}}}}) \
-        == {"E.4-array-items"}
-    assert rules({"parametersJsonSchema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}}}) \
-        == {"C.3-ref-resolves"}
-    assert rules({"parametersJsonSchema": {"type": "object", "properties": {"a": {"type": "string",
-                                                                                  "nullable": True}}}}) \
-        == {"C.3-nullable"}
-    assert rules({"parametersJsonSchema": {"type": "object", "properties": {"a": {"minLength": "x"}}}}) \
-        == {"C.3-json-schema"}
-    assert "C.1-schema-fields" in rules({"parametersJsonSchema": good,
-                                         "parameters": {"type": "OBJECT", "properties": {}}})
+    assert rules({"parametersJsonSchema": {"type": "object", "properties": {"a": {"type": "array"}}}}) == {
+        "E.4-array-items"
+    }
+    assert rules(
+        {"parametersJsonSchema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}}}
+    ) == {"C.3-ref-resolves"}
+    assert rules(
+        {
+            "parametersJsonSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "string", "nullable": True}},
+            }
+        }
+    ) == {"C.3-nullable"}
+    assert rules({"parametersJsonSchema": {"type": "object", "properties": {"a": {"minLength": "x"}}}}) == {
+        "C.3-json-schema"
+    }
+    assert "C.1-schema-fields" in rules(
+        {"parametersJsonSchema": good, "parameters": {"type": "OBJECT", "properties": {}}}
+    )
 
 
 def test_a_per_api_value_wins_over_the_project(tmp_path: Path) -> None:
-    root = _project(tmp_path, "dialects:\n  gemini: {parameters: json_schema}\n",
-                    ", dialects: {gemini: {parameters: schema}}")
+    root = _project(
+        tmp_path,
+        "dialects:\n  gemini: {parameters: json_schema}\n",
+        ", dialects: {gemini: {parameters: schema}}",
+    )
     assert [t.gemini_parameters for t in load_project(root / "toolgen.yaml").targets] == ["schema"]
     root2 = _project(tmp_path / "b", "", ", dialects: {gemini: {parameters: json_schema}}")
     assert [t.gemini_parameters for t in load_project(root2 / "toolgen.yaml").targets] == ["json_schema"]
 
 
-@pytest.mark.parametrize(("project", "api", "where"), [
-    ("dialects:\n  gemini: {parameters: jsonschema}\n", "", ("toolgen.yaml:3:", "dialects.gemini.parameters")),
-    ("dialects:\n  gemini: {parametersJsonSchema: true}\n", "", ("toolgen.yaml:3:", "unknown key")),
-    ("dialects:\n  claude: {}\n", "", ("toolgen.yaml:3:", "dialects.claude")),
-    ("", ", dialects: {gemini: {parameters: 1}}", ("toolgen.yaml:3:", "apis.0.dialects.gemini.parameters")),
-])
-def test_a_bad_value_is_a_located_error_and_nothing_is_written(tmp_path: Path, project: str, api: str,
-                                                               where: tuple[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("project", "api", "where"),
+    [
+        (
+            "dialects:\n  gemini: {parameters: jsonschema}\n",
+            "",
+            ("toolgen.yaml:3:", "dialects.gemini.parameters"),
+        ),
+        ("dialects:\n  gemini: {parametersJsonSchema: true}\n", "", ("toolgen.yaml:3:", "unknown key")),
+        ("dialects:\n  claude: {}\n", "", ("toolgen.yaml:3:", "dialects.claude")),
+        (
+            "",
+            ", dialects: {gemini: {parameters: 1}}",
+            ("toolgen.yaml:3:", "apis.0.dialects.gemini.parameters"),
+        ),
+    ],
+)
+def test_a_bad_value_is_a_located_error_and_nothing_is_written(
+    tmp_path: Path, project: str, api: str, where: tuple[str, str]
+) -> None:
     root = _project(tmp_path, project, api)
     code, output = _build(root)
     assert code == 2, output
@@ -156,18 +196,24 @@ def recorder() -> Iterator[RecordingServer]:
         yield srv
 
 
-def test_the_runtime_takes_canonical_values_in_the_gemini_dialect(json_schema_root: Path,
-                                                                   recorder: RecordingServer) -> None:
+def test_the_runtime_takes_canonical_values_in_the_gemini_dialect(
+    json_schema_root: Path, recorder: RecordingServer
+) -> None:
     args = {"customer": "cus_1", "metadata": {"order": "7"}}
     actor = Actor.of("t", ("customers:write",))
-    with Registry.from_dir(json_schema_root / "generated" / "stripe", base_url=recorder.base_url,
-                           credentials=StaticCredentials({"STRIPE_SECRET_KEY": "sk_test_dummy"}),
-                           receipts=MemoryReceiptStore(), cursor_key=b"c" * 32) as reg:
+    with Registry.from_dir(
+        json_schema_root / "generated" / "stripe",
+        base_url=recorder.base_url,
+        credentials=StaticCredentials({"STRIPE_SECRET_KEY": "sk_test_dummy"}),
+        receipts=MemoryReceiptStore(),
+        cursor_key=b"c" * 32,
+    ) as reg:
         canonical = reg.call("preview_update_customer", args, actor=actor)
         gemini = reg.call("preview_update_customer", args, actor=actor, dialect="gemini")
         assert canonical.result is not None and gemini.result is not None, gemini.to_json()
         assert gemini.result["request"] == canonical.result["request"]
         # the JSON text the subset view asks for is not decoded any more
-        text = reg.call("preview_update_customer", {**args, "metadata": '{"order": "7"}'}, actor=actor,
-                        dialect="gemini")
+        text = reg.call(
+            "preview_update_customer", {**args, "metadata": '{"order": "7"}'}, actor=actor, dialect="gemini"
+        )
         assert not text.ok and text.error is not None and text.error.code == "invalid_arguments"

@@ -31,6 +31,11 @@ def test_the_dialect_name_checks_refuse_a_trailing_newline(ending: str) -> None:
 
 
 def test_the_name_patterns_match_whole_names_when_used_with_fullmatch() -> None:
-    for pattern, name in ((TOOL_NAME_RE, "get_ticket"), (ARG_NAME_RE, "ticket_id"), (TOOLSET_NAME_RE, "Tickets"),
-                          (GEMINI_NAME_RE, "get_ticket"), (GEMINI_PARAM_RE, "ticket_id")):
+    for pattern, name in (
+        (TOOL_NAME_RE, "get_ticket"),
+        (ARG_NAME_RE, "ticket_id"),
+        (TOOLSET_NAME_RE, "Tickets"),
+        (GEMINI_NAME_RE, "get_ticket"),
+        (GEMINI_PARAM_RE, "ticket_id"),
+    ):
         assert pattern.fullmatch(name) and not pattern.fullmatch(name + "\n")

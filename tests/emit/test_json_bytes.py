@@ -15,9 +15,14 @@ from tests.support.profiles import examples
 from toolgen.emit import json_bytes
 from toolgen.remember import Memo
 
-_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
-_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-                     max_leaves=40)
+_scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=40,
+)
 
 
 def _reference(value: Any) -> bytes:
@@ -37,7 +42,10 @@ def test_a_catalog_shaped_list_equals_the_standard_library(value: list[Any]) -> 
 
 
 @settings(max_examples=examples(200))
-@given(st.lists(_json, min_size=1, max_size=4), st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12))
+@given(
+    st.lists(_json, min_size=1, max_size=4),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12),
+)
 def test_shared_subtrees_equal_the_standard_library(pool: list[Any], picks: list[tuple[int, int]]) -> None:
     """The same container object reached at different depths (as the IR and the views share
     subtrees between tools) is written once and re-indented: the bytes stay the standard library's."""

@@ -36,8 +36,9 @@ APIS = ["tickets", "github", "stripe"]
 
 
 def _ir(api: str, tmp: Path):  # type: ignore[no-untyped-def]
-    return build_api(REPO / "intent_maps" / f"{api}.yaml", tmp / "out", emit=("policy",), base=REPO,
-                     run_lint=False).ir
+    return build_api(
+        REPO / "intent_maps" / f"{api}.yaml", tmp / "out", emit=("policy",), base=REPO, run_lint=False
+    ).ir
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -58,23 +59,43 @@ def test_equal_argument_schemas_share_one_class_and_every_tool_keeps_its_name(tm
     ops = {}
     for i in range(4):
         ops[f"/things{i}"] = {
-            "get": {"operationId": f"getThing{i}", "responses": {"200": {"description": "ok"}},
-                    "parameters": [{"name": "id", "in": "query", "required": True, "schema": {"type": "string"}}]},
-            "post": {"operationId": f"makeThing{i}", "responses": {"200": {"description": "ok"}},
-                     "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                         "type": "object", "required": ["name"],
-                         "properties": {"name": {"type": "string", "description": f"text {i}"}}}}}}},
+            "get": {
+                "operationId": f"getThing{i}",
+                "responses": {"200": {"description": "ok"}},
+                "parameters": [{"name": "id", "in": "query", "required": True, "schema": {"type": "string"}}],
+            },
+            "post": {
+                "operationId": f"makeThing{i}",
+                "responses": {"200": {"description": "ok"}},
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["name"],
+                                "properties": {"name": {"type": "string", "description": f"text {i}"}},
+                            }
+                        }
+                    },
+                },
+            },
         }
     spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": ops}))
     intent = tmp_path / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
-                      'include: [{match: "*"}]\n', encoding="utf-8")
+    intent.write_text(
+        f'toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\ninclude: [{{match: "*"}}]\n',
+        encoding="utf-8",
+    )
     built = build_api(intent, tmp_path / "out", emit=("python",), run_lint=False)
     models = built.files["models.py"].decode()
     tree = ast.parse(models)
     classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("Args")]
-    aliases = {n.targets[0].id: n.value.id for n in tree.body  # type: ignore[attr-defined]
-               if isinstance(n, ast.Assign)}
+    aliases = {
+        n.targets[0].id: n.value.id  # type: ignore[attr-defined]
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+    }
     # descriptions differ, schemas do not (models.py holds no descriptions): one class per shape
     assert sorted(classes) == ["GetThing0Args", "PreviewMakeThing0Args", "RecordMakeThing0Args"]
     assert aliases["GetThing3Args"] == "GetThing0Args"
@@ -88,11 +109,16 @@ def test_equal_argument_schemas_share_one_class_and_every_tool_keeps_its_name(tm
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (REAL / "github-api.github.com.json").exists(), reason="../shared/specs/real is not available")
+@pytest.mark.skipif(
+    not (REAL / "github-api.github.com.json").exists(), reason="../shared/specs/real is not available"
+)
 def test_by_class_equals_black_on_githubs_include_everything_module(tmp_path: Path) -> None:
     intent = tmp_path / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(REAL / 'github-api.github.com.json'))}\n"
-                      'api: {name: api}\ninclude: [{match: "*"}]\n', encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(REAL / 'github-api.github.com.json'))}\n"
+        'api: {name: api}\ninclude: [{match: "*"}]\n',
+        encoding="utf-8",
+    )
     plan = models_plan(build_api(intent, tmp_path / "out", emit=("policy",), run_lint=False).ir)
     assert len(plan.aliases) > 1000  # 1,807 tools, 812 distinct argument schemas
     source = _generate(plan.document)
@@ -101,8 +127,10 @@ def test_by_class_equals_black_on_githubs_include_everything_module(tmp_path: Pa
 
 # --- hostile modules -------------------------------------------------------------------------------
 
-_text = st.text(alphabet=st.sampled_from([*string.printable, "\u2028", "\x0c", "é", "\u00a0", "'", '"', "\\"]),
-                max_size=30)
+_text = st.text(
+    alphabet=st.sampled_from([*string.printable, "\u2028", "\x0c", "é", "\u00a0", "'", '"', "\\"]),
+    max_size=30,
+)
 _name = st.from_regex(r"[A-Z][A-Za-z0-9]{0,12}", fullmatch=True)
 _field = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n))
 
@@ -114,10 +142,18 @@ def _class(draw: st.DrawFn, name: str) -> str:
     if kind == "pass":
         body = "    pass\n"
     elif kind == "method":
-        body = draw(st.sampled_from(["    def f(self): ...\n", "    def f(self):\n        ...\n",
-                                     "    async def f(self): ...\n", "    def f(self): pass\n",
-                                     "    x = 1\n    def f(self): ...\n    y = 2\n",
-                                     "    class Inner:\n        def f(self): ...\n"]))
+        body = draw(
+            st.sampled_from(
+                [
+                    "    def f(self): ...\n",
+                    "    def f(self):\n        ...\n",
+                    "    async def f(self): ...\n",
+                    "    def f(self): pass\n",
+                    "    x = 1\n    def f(self): ...\n    y = 2\n",
+                    "    class Inner:\n        def f(self): ...\n",
+                ]
+            )
+        )
     elif kind == "dots":
         return f"{decorator}class {name}: ...\n"
     elif kind == "enum":
@@ -129,7 +165,8 @@ def _class(draw: st.DrawFn, name: str) -> str:
         fields = draw(st.lists(_field, min_size=1, max_size=4, unique=True))
         body = "    model_config = ConfigDict(extra='forbid',)\n" + "".join(
             f"    {f}: {draw(st.sampled_from(['int', 'str | None = None', 'list[int] = Field(..., min_length=1)']))}\n"
-            for f in fields)
+            for f in fields
+        )
     return f"{decorator}class {name}(Base):\n{body}"
 
 
@@ -138,8 +175,20 @@ def _module(draw: st.DrawFn) -> str:
     names = draw(st.lists(_name, min_size=0, max_size=8, unique=True))
     parts = [draw(st.sampled_from(['"""Doc."""\n\nfrom x import y\n', "import os\n", "", "# header\n"]))]
     for name in names:
-        gap = draw(st.sampled_from(["", "\n", "\n\n\n\n", "X = 1\n", "Y.model_rebuild()\n\n",
-                                    "# a comment\n", "\n# a comment\n\n", "if T:\n    import z\n"]))
+        gap = draw(
+            st.sampled_from(
+                [
+                    "",
+                    "\n",
+                    "\n\n\n\n",
+                    "X = 1\n",
+                    "Y.model_rebuild()\n\n",
+                    "# a comment\n",
+                    "\n# a comment\n\n",
+                    "if T:\n    import z\n",
+                ]
+            )
+        )
         parts.append(gap + draw(_class(name)))
     parts.append(draw(st.sampled_from(["", "A = B\nC = D\n", "\n\nZ.model_rebuild()\n"])))
     return "".join(parts)
@@ -151,18 +200,21 @@ def test_by_class_equals_black_on_hostile_modules(source: str) -> None:
     assert black_by_class(source) == _black(source)
 
 
-@pytest.mark.parametrize("source", [
-    # black adds no blank line between a stub (`...` body) function and a class or decorator right after it
-    "class A:\n    def f(self): ...\nclass B:\n    pass\n",
-    "class A:\n    def f(self):\n        ...\n@dec\nclass B:\n    pass\n",
-    "class A:\n    class Inner:\n        async def f(self): ...\nclass B: pass\n",
-    "def f(): ...\nclass B: pass\n",
-    # black keeps a form feed between statements, and the module's first line ending
-    "class A:\n    pass\n\x0c\nclass B:\n    pass\n",
-    "class A:\r\n    pass\r\nclass B:\r\n    pass\r\n",
-    # syntax newer than the running Python's `ast` (black parses it)
-    "class A[T]:\n    x: T\nclass B: pass\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        # black adds no blank line between a stub (`...` body) function and a class or decorator right after it
+        "class A:\n    def f(self): ...\nclass B:\n    pass\n",
+        "class A:\n    def f(self):\n        ...\n@dec\nclass B:\n    pass\n",
+        "class A:\n    class Inner:\n        async def f(self): ...\nclass B: pass\n",
+        "def f(): ...\nclass B: pass\n",
+        # black keeps a form feed between statements, and the module's first line ending
+        "class A:\n    pass\n\x0c\nclass B:\n    pass\n",
+        "class A:\r\n    pass\r\nclass B:\r\n    pass\r\n",
+        # syntax newer than the running Python's `ast` (black parses it)
+        "class A[T]:\n    x: T\nclass B: pass\n",
+    ],
+)
 def test_by_class_equals_black_where_black_looks_across_classes(source: str) -> None:
     assert black_by_class(source) == _black(source)
 
@@ -185,12 +237,18 @@ def _load_models(source: str) -> dict[str, object]:
 
 
 def _query_op(operation_id: str, params: dict[str, object]) -> dict[str, object]:
-    return {"get": {"operationId": operation_id, "responses": {"200": {"description": "ok"}},
-                    "parameters": [{"name": n, "in": "query", "schema": s} for n, s in params.items()]}}
+    return {
+        "get": {
+            "operationId": operation_id,
+            "responses": {"200": {"description": "ok"}},
+            "parameters": [{"name": n, "in": "query", "schema": s} for n, s in params.items()],
+        }
+    }
 
 
-@pytest.mark.parametrize("prop", ["get_zzz_args", "GetZzzArgs", "get-zzz-args2", "ＧｅｔＺｚｚＡｒｇｓ",
-                                  "list_things_args"])
+@pytest.mark.parametrize(
+    "prop", ["get_zzz_args", "GetZzzArgs", "get-zzz-args2", "ＧｅｔＺｚｚＡｒｇｓ", "list_things_args"]
+)
 def test_a_property_named_like_a_tools_model_does_not_take_its_class(prop: str, tmp_path: Path) -> None:
     # datamodel-code-generator names an inline enum after its property, first come first served: an
     # earlier tool's property `get_zzz_args` took `GetZzzArgs` and ARGUMENT_MODELS named the enum;
@@ -198,29 +256,50 @@ def test_a_property_named_like_a_tools_model_does_not_take_its_class(prop: str, 
     # fullwidth name is the same identifier once Python normalises it (NFKC)
     spec = tmp_path / "spec.json"
     enum = {"type": "string", "enum": ["x", "y"]}
-    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
-        "/a": _query_op("getAaa", {prop: enum}),
-        "/o": _query_op("listOther", {"page": {"type": "integer"}}),
-        "/t": _query_op("listThings", {"page": {"type": "integer"}}),
-        "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
-    }}))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.1.0",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/a": _query_op("getAaa", {prop: enum}),
+                    "/o": _query_op("listOther", {"page": {"type": "integer"}}),
+                    "/t": _query_op("listThings", {"page": {"type": "integer"}}),
+                    "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
+                },
+            }
+        )
+    )
     intent = tmp_path / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
-                      'include: [{match: "*"}]\n', encoding="utf-8")
+    intent.write_text(
+        f'toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\ninclude: [{{match: "*"}}]\n',
+        encoding="utf-8",
+    )
     _assert_each_tool_has_its_model(build_api(intent, tmp_path / "out", emit=("python",), run_lint=False))
 
 
 def test_a_property_given_a_prefix_does_not_take_a_tools_model_name(tmp_path: Path) -> None:
     # datamodel-code-generator names the enum of a property `_x_args` (no leading letter) `FieldXArgs`
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
-        "/a": _query_op("getAaa", {"_x_args": {"type": "string", "enum": ["x", "y"]}}),
-        "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
-    }}))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.1.0",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/a": _query_op("getAaa", {"_x_args": {"type": "string", "enum": ["x", "y"]}}),
+                    "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
+                },
+            }
+        )
+    )
     intent = tmp_path / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\ntools:\n"
-                      "  a_get: {operation: getAaa, effect: read, permission: 'x:read'}\n"
-                      "  field_x: {operation: getZzz, effect: read, permission: 'x:read'}\n", encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\ntools:\n"
+        "  a_get: {operation: getAaa, effect: read, permission: 'x:read'}\n"
+        "  field_x: {operation: getZzz, effect: read, permission: 'x:read'}\n",
+        encoding="utf-8",
+    )
     _assert_each_tool_has_its_model(build_api(intent, tmp_path / "out", emit=("python",), run_lint=False))
 
 
@@ -242,13 +321,19 @@ def _assert_each_tool_has_its_model(built: Any) -> None:
 def test_the_name_check_refuses_an_enum_under_a_tools_model_name() -> None:
     # the safety net behind `_model_names`: had datamodel-code-generator given a tool's name to an
     # enum (and numbered the model), the build fails instead of writing a package that lies
-    source = ("class GetZzzArgs(Enum):\n    x = 'x'\n\n\nclass GetZzzArgs1(BaseModel):\n    pass\n\n\n"
-              "class Page(RootModel[int]):\n    root: int\n\n\nListZzzArgs = GetZzzArgs\n")
+    source = (
+        "class GetZzzArgs(Enum):\n    x = 'x'\n\n\nclass GetZzzArgs1(BaseModel):\n    pass\n\n\n"
+        "class Page(RootModel[int]):\n    root: int\n\n\nListZzzArgs = GetZzzArgs\n"
+    )
     with pytest.raises(RuntimeError, match=r"other classes \['GetZzzArgs'\]"):
         _check_model_names(source, ModelsPlan("", {"get_zzz": "GetZzzArgs"}, ()))
     with pytest.raises(RuntimeError, match=r"other classes \['GetZzzArgs'\]"):
-        _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "list_zzz": "ListZzzArgs"},
-                                              (("ListZzzArgs", "GetZzzArgs"),)))
+        _check_model_names(
+            source,
+            ModelsPlan(
+                "", {"get_a": "GetZzzArgs1", "list_zzz": "ListZzzArgs"}, (("ListZzzArgs", "GetZzzArgs"),)
+            ),
+        )
     _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "page": "Page"}, ()))
 
 
@@ -262,13 +347,26 @@ def test_a_tools_own_definition_does_not_take_another_tools_model_name() -> None
         return {"type": "object", "properties": props, "additionalProperties": False}
 
     node = {"next": {"$ref": "#/$defs/YArgs"}}
-    ir: Any = SimpleNamespace(name="api", tools=[
-        SimpleNamespace(name="a", input_schema={**obj({"y": {"$ref": "#/$defs/YArgs"}}),
-                                                "$defs": {"YArgs": obj({**node, "n": {"type": "integer"}})}}),
-        SimpleNamespace(name="get_x", input_schema={**obj({"y": {"$ref": "#/$defs/YArgs"}}),
-                                                    "$defs": {"YArgs": obj({**node, "s": {"type": "string"}})}}),
-        SimpleNamespace(name="get_x_args_y", input_schema=obj({"q": {"type": "boolean"}})),
-    ])
+    ir: Any = SimpleNamespace(
+        name="api",
+        tools=[
+            SimpleNamespace(
+                name="a",
+                input_schema={
+                    **obj({"y": {"$ref": "#/$defs/YArgs"}}),
+                    "$defs": {"YArgs": obj({**node, "n": {"type": "integer"}})},
+                },
+            ),
+            SimpleNamespace(
+                name="get_x",
+                input_schema={
+                    **obj({"y": {"$ref": "#/$defs/YArgs"}}),
+                    "$defs": {"YArgs": obj({**node, "s": {"type": "string"}})},
+                },
+            ),
+            SimpleNamespace(name="get_x_args_y", input_schema=obj({"q": {"type": "boolean"}})),
+        ],
+    )
     plan = models_plan(ir)
     models = _load_models(package_files(ir)["models.py"].decode("utf-8"))
     from pydantic import BaseModel
@@ -281,13 +379,18 @@ def test_a_tools_own_definition_does_not_take_another_tools_model_name() -> None
 
 # --- component names of any form --------------------------------------------------------------------
 
-_HOSTILE = st.builds(lambda prefix, rest: prefix + rest, st.sampled_from(["", "microsoft.graph.", "1", "a/"]),
-                     st.text(alphabet=st.sampled_from(list("aZ09._-/ éжＡ")), min_size=1, max_size=6))
+_HOSTILE = st.builds(
+    lambda prefix, rest: prefix + rest,
+    st.sampled_from(["", "microsoft.graph.", "1", "a/"]),
+    st.text(alphabet=st.sampled_from(list("aZ09._-/ éжＡ")), min_size=1, max_size=6),
+)
 
 
 @settings(max_examples=examples(20), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(names=st.lists(_HOSTILE, min_size=1, max_size=4, unique=True))
-def test_recursive_components_of_any_name_make_one_models_module(names: list[str], tmp_path_factory: Any) -> None:
+def test_recursive_components_of_any_name_make_one_models_module(
+    names: list[str], tmp_path_factory: Any
+) -> None:
     """Recursive component schemas (kept as `$defs`) named with dots (`microsoft.graph.node`: a dotted
     name made datamodel-code-generator write a package of modules), slashes, non-ASCII letters,
     leading digits, or names equal once made safe (`a.b`, `a_b`, `a-b`): every tool still gets its
@@ -297,27 +400,61 @@ def test_recursive_components_of_any_name_make_one_models_module(names: list[str
     paths: dict[str, Any] = {}
     for i, name in enumerate(names):
         nxt = names[(i + 1) % len(names)]
-        schemas[name] = {"type": "object", "properties": {
-            "label": {"type": "string"},
-            "children": {"type": "array", "items": {"$ref": "#/components/schemas/" + name.replace("/", "~1")}},
-            "next": {"$ref": "#/components/schemas/" + nxt.replace("/", "~1")}}}
-        paths[f"/n{i}"] = {"post": {"operationId": f"put{i}", "responses": {"204": {"description": "ok"}},
-                                    "requestBody": {"content": {"application/json": {
-                                        "schema": {"$ref": "#/components/schemas/" + name.replace("/", "~1")}}}}}}
+        schemas[name] = {
+            "type": "object",
+            "properties": {
+                "label": {"type": "string"},
+                "children": {
+                    "type": "array",
+                    "items": {"$ref": "#/components/schemas/" + name.replace("/", "~1")},
+                },
+                "next": {"$ref": "#/components/schemas/" + nxt.replace("/", "~1")},
+            },
+        }
+        paths[f"/n{i}"] = {
+            "post": {
+                "operationId": f"put{i}",
+                "responses": {"204": {"description": "ok"}},
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/" + name.replace("/", "~1")}
+                        }
+                    }
+                },
+            }
+        }
     spec = tmp / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": paths,
-                                "components": {"schemas": schemas}}), encoding="utf-8")
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.1.0",
+                "info": {"title": "t", "version": "1"},
+                "paths": paths,
+                "components": {"schemas": schemas},
+            }
+        ),
+        encoding="utf-8",
+    )
     intent = tmp / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
-                      'include: [{match: "*", approval: never}]\n', encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
+        'include: [{match: "*", approval: never}]\n',
+        encoding="utf-8",
+    )
     built = build_api(intent, tmp / "out", emit=("python",), run_lint=False)
     _assert_each_tool_has_its_model(built)
     init = _load_models(built.files["__init__.py"].decode().split("POLICY:")[0])
     models = _load_models(built.files["models.py"].decode())
     model: Any = models[init["ARGUMENT_MODELS"]["record_put0"]]  # type: ignore[index]
-    value = {"action_id": "x", "label": "a", "children": [{"label": "b", "children": [], "next": {"label": "c"}}]}
-    assert model.model_validate(value).model_dump(exclude_none=True, by_alias=True)["children"][0]["next"] == {
-        "label": "c"}
+    value = {
+        "action_id": "x",
+        "label": "a",
+        "children": [{"label": "b", "children": [], "next": {"label": "c"}}],
+    }
+    assert model.model_validate(value).model_dump(exclude_none=True, by_alias=True)["children"][0][
+        "next"
+    ] == {"label": "c"}
 
 
 @given(names=st.sets(st.text(min_size=0, max_size=8), max_size=12))

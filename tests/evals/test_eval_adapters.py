@@ -16,8 +16,11 @@ import pytest
 
 # The SDKs are imported by the tests that use them, not at collection: importing all three costs each
 # xdist worker seconds of CPU before its first test. Skip (like importorskip) when one is missing.
-_MISSING = [name for name in ("openai", "anthropic", "google.genai") if importlib.util.find_spec(name.split(".")[0]) is None
-            or importlib.util.find_spec(name) is None]
+_MISSING = [
+    name
+    for name in ("openai", "anthropic", "google.genai")
+    if importlib.util.find_spec(name.split(".")[0]) is None or importlib.util.find_spec(name) is None
+]
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"the provider SDKs are not installed: {_MISSING}")
 
 from toolgen.evals.metrics import score_runs, summarise
@@ -37,8 +40,13 @@ def _tasks(api: str, *globs: str) -> TaskFile:
 
 @pytest.mark.parametrize("provider", sorted(WIRE))
 def test_each_adapter_runs_tasks_through_the_runtime_and_replays(provider: str, tmp_path: Path) -> None:
-    tasks = _tasks("tickets", "ticket_followup/positive/1", "ticket_followup/multi_step", "ticket_followup/no_tool",
-                   "list_tickets/positive/1")
+    tasks = _tasks(
+        "tickets",
+        "ticket_followup/positive/1",
+        "ticket_followup/multi_step",
+        "ticket_followup/no_tool",
+        "list_tickets/positive/1",
+    )
     with ScriptedModelServer(tasks.package_dir()) as server:
         live = run_eval(tasks, provider, MODEL_NAME, 1, Live("k", server.base_url(provider), tmp_path))
         assert server.requests[WIRE[provider]] > 0
@@ -60,14 +68,22 @@ def test_each_adapter_runs_tasks_through_the_runtime_and_replays(provider: str, 
     assert by_task["ticket_followup/no_tool"]["selection"] == 0.0
     # the recording replays offline with the same outcomes, and a changed request is refused
     replayed = run_eval(tasks, provider, MODEL_NAME, 1, Replay(tmp_path, server.base_url(provider)))
-    assert [(o.task, o.calls, o.tokens_in, o.error) for o in replayed.runs[0]] == \
-        [(o.task, o.calls, o.tokens_in, o.error) for o in live.runs[0]]
+    assert [(o.task, o.calls, o.tokens_in, o.error) for o in replayed.runs[0]] == [
+        (o.task, o.calls, o.tokens_in, o.error) for o in live.runs[0]
+    ]
     tape_file = exchange_file(tmp_path, 1, tasks.tasks[0])
     tape = json.loads(tape_file.read_text())
-    tape["exchanges"][0]["request"]["body"] = tape["exchanges"][0]["request"]["body"].replace("T-102", "T-103")
+    tape["exchanges"][0]["request"]["body"] = tape["exchanges"][0]["request"]["body"].replace(
+        "T-102", "T-103"
+    )
     tape_file.write_text(json.dumps(tape))
-    broken = run_eval(replace(tasks, tasks=tasks.tasks[:1]), provider, MODEL_NAME, 1,
-                      Replay(tmp_path, server.base_url(provider)))
+    broken = run_eval(
+        replace(tasks, tasks=tasks.tasks[:1]),
+        provider,
+        MODEL_NAME,
+        1,
+        Replay(tmp_path, server.base_url(provider)),
+    )
     assert broken.runs[0][0].error == "replay: exchange 1: the request's body differs from the recording"
 
 
@@ -108,8 +124,14 @@ def test_deferred_tools_are_loaded_by_the_providers_tool_search(provider: str, t
     tasks = _tasks("github", "get_pull_request/positive/2", "get_issue/positive/2")
     assert tasks.tasks[0].expect_tool in deferred or tasks.tasks[1].expect_tool in deferred
     with _Upstream() as upstream, ScriptedModelServer(tasks.package_dir()) as server:
-        results = run_eval(tasks, provider, MODEL_NAME, 1, Live("k", server.base_url(provider), tmp_path),
-                           upstream=upstream.url)
+        results = run_eval(
+            tasks,
+            provider,
+            MODEL_NAME,
+            1,
+            Live("k", server.base_url(provider), tmp_path),
+            upstream=upstream.url,
+        )
         reached = list(upstream.paths)
     outcomes = {o.task: o for o in results.runs[0]}
     pulls, issue = outcomes["get_pull_request/positive/2"], outcomes["get_issue/positive/2"]
@@ -120,8 +142,9 @@ def test_deferred_tools_are_loaded_by_the_providers_tool_search(provider: str, t
         assert outcome.loaded == sorted({c.tool for c in outcome.calls if c.tool in deferred})
     assert any(p.startswith("GET /repos/example-owner-2/example-repo-2/pulls/13") for p in reached)
     # the request carried the package's dialect catalog: deferred tools and the tool-search tool
-    first = json.loads(json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["exchanges"][0]
-                       ["request"]["body"])
+    first = json.loads(
+        json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["exchanges"][0]["request"]["body"]
+    )
     if provider == "openai":
         assert {"type": "tool_search"} in first["tools"]
         namespaces = {t["name"]: t for t in first["tools"] if t.get("type") == "namespace"}
@@ -129,7 +152,8 @@ def test_deferred_tools_are_loaded_by_the_providers_tool_search(provider: str, t
     else:
         assert first["tools"][-1]["type"] == "tool_search_tool_bm25_20251119"
         assert any(t.get("defer_loading") for t in first["tools"]) and any(
-            t.get("strict") for t in first["tools"] if "input_schema" in t)
+            t.get("strict") for t in first["tools"] if "input_schema" in t
+        )
 
 
 CLIENT_SEARCH = {"openai-compatible": ("chat", "openai.json"), "gemini": ("gemini", "gemini.json")}
@@ -137,7 +161,9 @@ CLIENT_SEARCH = {"openai-compatible": ("chat", "openai.json"), "gemini": ("gemin
 
 def _sent_tools(body: dict[str, Any], provider: str) -> list[dict[str, Any]]:
     if provider == "gemini":
-        return [d for t in body["tools"] for d in t.get("functionDeclarations") or t.get("function_declarations")]
+        return [
+            d for t in body["tools"] for d in t.get("functionDeclarations") or t.get("function_declarations")
+        ]
     return list(body["tools"])
 
 
@@ -163,13 +189,20 @@ def test_deferred_tools_are_found_by_the_client_run_search(provider: str, tmp_pa
     tasks = _tasks("github", "get_pull_request/positive/2")
     assert tasks.tasks[0].expect_tool in deferred
     with _Upstream() as upstream, ScriptedModelServer(tasks.package_dir()) as server:
-        results = run_eval(tasks, provider, MODEL_NAME, 1, Live("k", server.base_url(provider), tmp_path),
-                           upstream=upstream.url)
+        results = run_eval(
+            tasks,
+            provider,
+            MODEL_NAME,
+            1,
+            Live("k", server.base_url(provider), tmp_path),
+            upstream=upstream.url,
+        )
         assert server.requests[wire] == 3  # search, the call, the answer
         reached = list(upstream.paths)
         # the recording replays offline: the same search, the same tools added
-        replayed = run_eval(tasks, provider, MODEL_NAME, 1, Replay(tmp_path, server.base_url(provider)),
-                            upstream=upstream.url)
+        replayed = run_eval(
+            tasks, provider, MODEL_NAME, 1, Replay(tmp_path, server.base_url(provider)), upstream=upstream.url
+        )
     outcome = results.runs[0][0]
     assert outcome.error is None, outcome.error
     assert [c.tool for c in outcome.calls] == ["get_pull_request"] and outcome.calls[0].ok
@@ -178,18 +211,22 @@ def test_deferred_tools_are_found_by_the_client_run_search(provider: str, tmp_pa
     exchanges = json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["exchanges"]
     bodies = [json.loads(e["request"]["body"]) for e in exchanges]
     first = _sent_tools(bodies[0], provider)
-    search = openai_search_function(searchable) if provider != "gemini" else gemini_search_declaration(searchable)
+    search = (
+        openai_search_function(searchable) if provider != "gemini" else gemini_search_declaration(searchable)
+    )
     assert [_tool_name(e) for e in first] == [*[n for n in pool if n in eager], "search_tools"]
     assert first[-1] == search and len(first) < len(pool)
     assert "get_pull_request" not in [_tool_name(e) for e in first]
     # the search's answer went back as the call's result; the next request adds the found entries as built
     second = _sent_tools(bodies[1], provider)
-    assert second[:len(first)] == first
-    added = second[len(first):]
+    assert second[: len(first)] == first
+    added = second[len(first) :]
     assert [_tool_name(e) for e in added] == outcome.loaded
     assert all(e == pool[_tool_name(e)] for e in added)
     # ... and the search's answer names them rather than repeating their definitions
-    answer = json.loads(json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["tool_answers"][0]["text"])
+    answer = json.loads(
+        json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["tool_answers"][0]["text"]
+    )
     assert answer["ok"] and "tools" not in answer["result"]
     assert set(outcome.loaded) <= set(answer["result"]["loaded"])
     assert "get_pull_request" in [h["tool"] for h in answer["result"]["hits"]]
@@ -213,7 +250,11 @@ def test_the_client_run_search_respects_the_callers_scopes(tmp_path: Path) -> No
     catalog = client_catalog(package, "openai.json", openai_search_function)
     everything = sorted({s for r in policy["tools"] for s in r.get("permission") or []})
     found = search.run({"query": "get pull request", "limit": None}, Actor.of("eval", everything))
-    assert found.ok and found.result is not None and "get_pull_request" in [t["name"] for t in found.result["tools"]]
+    assert (
+        found.ok
+        and found.result is not None
+        and "get_pull_request" in [t["name"] for t in found.result["tools"]]
+    )
     narrow = [s for s in everything if s not in (row.get("permission") or [])]
     hidden = search.run({"query": "get pull request", "limit": None}, Actor.of("eval", narrow))
     assert hidden.ok and hidden.result is not None
@@ -225,7 +266,9 @@ def test_the_client_run_search_respects_the_callers_scopes(tmp_path: Path) -> No
 def test_summaries_give_mean_and_spread_over_runs(tmp_path: Path) -> None:
     tasks = _tasks("tickets", "list_tickets/*")
     with ScriptedModelServer(tasks.package_dir()) as server:
-        results = run_eval(tasks, "openai-compatible", MODEL_NAME, 3, Live("k", server.base_url("openai-compatible")))
+        results = run_eval(
+            tasks, "openai-compatible", MODEL_NAME, 3, Live("k", server.base_url("openai-compatible"))
+        )
     summary = summarise(score_runs(tasks.tasks, results), "all")
     assert summary.tasks == len(tasks.tasks)
     selection = summary.stats["selection"]

@@ -28,8 +28,9 @@ def test_init_writes_the_draft_and_refuses_to_overwrite(cli: CliRunner, tmp_path
     assert "42 tasks" in done.output and "10 held out" in done.output
     committed = (ROOT / "evals" / "tickets.yaml").read_text(encoding="utf-8").splitlines()
     written = out.read_text(encoding="utf-8").splitlines()
-    assert [line for line in written if not line.startswith("package:")] == \
-        [line for line in committed if not line.startswith("package:")]
+    assert [line for line in written if not line.startswith("package:")] == [
+        line for line in committed if not line.startswith("package:")
+    ]
     again = cli.invoke(main, ["eval", "init", "tickets", "--out", str(out)])
     assert again.exit_code == 2 and "--force" in again.output
 
@@ -45,28 +46,47 @@ def test_report_of_the_committed_run_is_its_report(cli: CliRunner) -> None:
 
 
 def test_replay_of_the_committed_run_reproduces_it_offline(cli: CliRunner, tmp_path: Path) -> None:
-    done = cli.invoke(main, ["eval", "run", "tickets", "--replay", str(RUN), "--only", "ticket_followup/*",
-                             "--out", str(tmp_path)])
+    done = cli.invoke(
+        main,
+        [
+            "eval",
+            "run",
+            "tickets",
+            "--replay",
+            str(RUN),
+            "--only",
+            "ticket_followup/*",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert done.exit_code == 0, done.output
     replayed = json.loads((tmp_path / "results.json").read_text())
     recorded = json.loads((RUN / "results.json").read_text())
     assert replayed["meta"]["provider"] == "anthropic" and replayed["meta"]["scripted"] is True
 
     def strip(run: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{k: v for k, v in o.items() if k != "latency_s"} for o in run if o["task"].startswith("ticket_followup/")]
+        return [
+            {k: v for k, v in o.items() if k != "latency_s"}
+            for o in run
+            if o["task"].startswith("ticket_followup/")
+        ]
 
     assert len(strip(replayed["runs"][0])) == 9
     assert [strip(r) for r in replayed["runs"]] == [strip(r) for r in recorded["runs"]]
     assert all(o["error"] is None for r in replayed["runs"] for o in r)
 
 
-def test_run_without_a_key_or_with_a_bad_task_file_is_bad_input(cli: CliRunner, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_without_a_key_or_with_a_bad_task_file_is_bad_input(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     done = cli.invoke(main, ["eval", "run", "tickets", "--provider", "openai", "--model", "m"])
     assert done.exit_code == 2 and "OPENAI_API_KEY" in done.output
     bad = tmp_path / "t.yaml"
     bad.write_text("toolgen_eval: 2\napi: tickets\npackage: x\ntasks: []\n", encoding="utf-8")
-    done = cli.invoke(main, ["eval", "run", "tickets", "--provider", "openai", "--model", "m", "--tasks", str(bad)])
+    done = cli.invoke(
+        main, ["eval", "run", "tickets", "--provider", "openai", "--model", "m", "--tasks", str(bad)]
+    )
     assert done.exit_code == 2
     assert "t.yaml:1:1 (#/toolgen_eval): error[eval-format]" in done.output

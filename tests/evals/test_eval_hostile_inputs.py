@@ -24,22 +24,47 @@ RUN = ROOT / "evals" / "runs" / "tickets-anthropic-scripted"
 PACKAGE = (ROOT / "generated" / "tickets").as_posix()
 
 #: the billion laughs, as a task file: 9 levels of 9 aliases each (9**9 = 387,420,489 prompts)
-LAUGHS = "\n".join([
-    "toolgen_eval: 1", "api: tickets", f"package: {PACKAGE}",
-    "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
-    *(f"l{i}: &l{i} [*l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, "
-      f"*l{i - 1}]" for i in range(1, 9)),
-    "tasks:",
-    "- {id: a, tool: get_ticket, kind: positive, prompt: p,",
-    "   expect: {tool: get_ticket, args: [{pointer: /ticket_id, equals: *l8}]}}", ""])
+LAUGHS = "\n".join(
+    [
+        "toolgen_eval: 1",
+        "api: tickets",
+        f"package: {PACKAGE}",
+        "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
+        *(
+            f"l{i}: &l{i} [*l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, "
+            f"*l{i - 1}]"
+            for i in range(1, 9)
+        ),
+        "tasks:",
+        "- {id: a, tool: get_ticket, kind: positive, prompt: p,",
+        "   expect: {tool: get_ticket, args: [{pointer: /ticket_id, equals: *l8}]}}",
+        "",
+    ]
+)
 
 
 def _task_file(tmp_path: Path, task_id: str) -> Path:
     path = tmp_path / "tasks.yaml"
-    path.write_text(json.dumps({"toolgen_eval": 1, "api": "tickets", "package": PACKAGE, "tasks": [
-        {"id": task_id, "tool": "get_ticket", "kind": "positive", "prompt": "Show ticket T-102.",
-         "expect": {"tool": "get_ticket", "writes": 0}}]},
-        ensure_ascii=any(0xD800 <= ord(c) <= 0xDFFF for c in task_id)), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "toolgen_eval": 1,
+                "api": "tickets",
+                "package": PACKAGE,
+                "tasks": [
+                    {
+                        "id": task_id,
+                        "tool": "get_ticket",
+                        "kind": "positive",
+                        "prompt": "Show ticket T-102.",
+                        "expect": {"tool": "get_ticket", "writes": 0},
+                    }
+                ],
+            },
+            ensure_ascii=any(0xD800 <= ord(c) <= 0xDFFF for c in task_id),
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -63,30 +88,50 @@ def test_a_task_file_of_aliases_is_refused_at_once_located(tmp_path: Path) -> No
 
 def test_an_alias_alone_is_refused_too(tmp_path: Path) -> None:
     path = tmp_path / "alias.yaml"
-    path.write_text(LAUGHS.replace("l0: &l0", "l0: &l0 ").split("l1:")[0] + "l1: *l0\ntasks: []\n", encoding="utf-8")
+    path.write_text(
+        LAUGHS.replace("l0: &l0", "l0: &l0 ").split("l1:")[0] + "l1: *l0\ntasks: []\n", encoding="utf-8"
+    )
     with pytest.raises(DiagnosticError) as caught:
         load_tasks(path)
     where = caught.value.diagnostics[0].location
     assert where is not None and where.line == 4
 
 
-@pytest.mark.parametrize("task_id", ["a\x00b", "x" * 300, "a\x1b[2Jb", "a\u202eb", "/".join(["\u4e00" * 40] * 3), "",
-                                     "\ud800"])
+@pytest.mark.parametrize(
+    "task_id", ["a\x00b", "x" * 300, "a\x1b[2Jb", "a\u202eb", "/".join(["\u4e00" * 40] * 3), "", "\ud800"]
+)
 def test_a_task_id_no_file_can_be_named_after_is_a_located_exit_2(tmp_path: Path, task_id: str) -> None:
     path = _task_file(tmp_path, task_id)
     with pytest.raises(DiagnosticError) as caught:
         load_tasks(path)
     [d] = caught.value.diagnostics
     assert d.location is not None and d.location.pointer == "/tasks/0/id" and d.location.line, d.render()
-    done = CliRunner().invoke(main, ["eval", "run", "tickets", "--tasks", str(path), "--provider", "anthropic",
-                                     "--scripted", "--runs", "1", "--record", str(tmp_path / "rec")])
+    done = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "run",
+            "tickets",
+            "--tasks",
+            str(path),
+            "--provider",
+            "anthropic",
+            "--scripted",
+            "--runs",
+            "1",
+            "--record",
+            str(tmp_path / "rec"),
+        ],
+    )
     assert done.exit_code == 2, (done.exit_code, done.output)
     assert "tasks.yaml:1:" in done.output and "/tasks/0/id" in done.output
 
 
 @settings(max_examples=examples(60), deadline=None)
 @given(task_id=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=130))
-def test_every_accepted_task_id_names_an_exchange_file(tmp_path_factory: pytest.TempPathFactory, task_id: str) -> None:
+def test_every_accepted_task_id_names_an_exchange_file(
+    tmp_path_factory: pytest.TempPathFactory, task_id: str
+) -> None:
     folder = tmp_path_factory.mktemp("ids")
     try:
         [task] = load_tasks(_task_file(folder, task_id)).tasks

@@ -72,8 +72,16 @@ def test_the_split_rule_holds_out_about_one_in_five() -> None:
 
 def _write(tmp_path: Path, body: str) -> Path:
     (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "mcp.json").write_text(json.dumps([
-        {"name": "get_ticket", "inputSchema": {"type": "object", "properties": {"ticket_id": {"type": "string"}}}}]))
+    (tmp_path / "pkg" / "mcp.json").write_text(
+        json.dumps(
+            [
+                {
+                    "name": "get_ticket",
+                    "inputSchema": {"type": "object", "properties": {"ticket_id": {"type": "string"}}},
+                }
+            ]
+        )
+    )
     path = tmp_path / "t.yaml"
     path.write_text(body, encoding="utf-8")
     return path
@@ -87,7 +95,9 @@ def _errors(path: Path) -> list[str]:
 
 def test_errors_name_file_line_column_pointer_and_fix(tmp_path: Path) -> None:
     task_id = next(f"a/{i}" for i in range(100) if split_for("tickets", f"a/{i}") == "dev")
-    path = _write(tmp_path, f"""toolgen_eval: 1
+    path = _write(
+        tmp_path,
+        f"""toolgen_eval: 1
 api: tickets
 package: pkg
 tasks:
@@ -111,17 +121,24 @@ tasks:
     prompt: Show T-1.
     expect: {{tool: null}}
     split: held-out
-""")
+""",
+    )
     errors = _errors(path)
-    assert any("t.yaml:10:7 (#/tasks/0/expect/tool): error[eval-tool]" in e and "get_tickets" in e for e in errors)
-    assert any("(#/tasks/1/expect/args/0/pointer): error[eval-pointer]" in e and "use one of: ticket_id" in e
-               for e in errors)
+    assert any(
+        "t.yaml:10:7 (#/tasks/0/expect/tool): error[eval-tool]" in e and "get_tickets" in e for e in errors
+    )
+    assert any(
+        "(#/tasks/1/expect/args/0/pointer): error[eval-pointer]" in e and "use one of: ticket_id" in e
+        for e in errors
+    )
     assert any("t.yaml:21:5 (#/tasks/2/kind): error[eval-field]" in e for e in errors)
 
 
 def test_a_split_written_against_the_rule_is_refused(tmp_path: Path) -> None:
     task_id = next(f"a/{i}" for i in range(100) if split_for("tickets", f"a/{i}") == "dev")
-    path = _write(tmp_path, f"""toolgen_eval: 1
+    path = _write(
+        tmp_path,
+        f"""toolgen_eval: 1
 api: tickets
 package: pkg
 tasks:
@@ -131,7 +148,8 @@ tasks:
     prompt: Hello.
     expect: {{tool: null}}
     split: held-out
-""")
+""",
+    )
     [error] = _errors(path)
     assert "t.yaml:10:5 (#/tasks/0/split): error[eval-split]" in error and "write `split: dev`" in error
 
@@ -143,15 +161,18 @@ def test_a_missing_package_is_located_at_package(tmp_path: Path) -> None:
     assert "t.yaml:3:1 (#/package): error[eval-package]" in error and "toolgen build" in error
 
 
-@pytest.mark.parametrize(("constraint", "args", "holds"), [
-    (Constraint("/a", "equals", 12), {"a": 12}, True),
-    (Constraint("/a", "equals", 12), {"a": "12"}, False),
-    (Constraint("/a", "contains", "Refund"), {"a": "a refund please"}, True),
-    (Constraint("/a", "contains", "x"), {"a": ["x", "y"]}, True),
-    (Constraint("/a", "contains", "z"), {"a": ["x", "y"]}, False),
-    (Constraint("/a/b", "present", True), {"a": {"b": None}}, False),
-    (Constraint("/a/b", "present", False), {"a": {}}, True),
-    (Constraint("/a", "equals", 1), "not json", False),
-])
+@pytest.mark.parametrize(
+    ("constraint", "args", "holds"),
+    [
+        (Constraint("/a", "equals", 12), {"a": 12}, True),
+        (Constraint("/a", "equals", 12), {"a": "12"}, False),
+        (Constraint("/a", "contains", "Refund"), {"a": "a refund please"}, True),
+        (Constraint("/a", "contains", "x"), {"a": ["x", "y"]}, True),
+        (Constraint("/a", "contains", "z"), {"a": ["x", "y"]}, False),
+        (Constraint("/a/b", "present", True), {"a": {"b": None}}, False),
+        (Constraint("/a/b", "present", False), {"a": {}}, True),
+        (Constraint("/a", "equals", 1), "not json", False),
+    ],
+)
 def test_predicates(constraint: Constraint, args: object, holds: bool) -> None:
     assert constraint.holds(args) is holds

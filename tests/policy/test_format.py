@@ -53,64 +53,144 @@ names = st.text(st.characters(codec="utf-8"), max_size=12)
 opt_names = st.none() | names
 small = st.integers(min_value=-(2**40), max_value=2**40)
 json_leaf = st.none() | st.booleans() | small | names
-json_value = st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=3)
-                          | st.dictionaries(names, inner, max_size=3), max_leaves=8)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
+    max_leaves=8,
+)
 
 
 def _lit(kind: Any) -> st.SearchStrategy[Any]:
     return st.sampled_from(get_args(kind))
 
 
-bindings = st.builds(ArgBinding, names, _lit(ArgLocation), names, st.booleans(), _lit(NullMeans), opt_names,
-                     st.none() | st.booleans(), opt_names)
+bindings = st.builds(
+    ArgBinding,
+    names,
+    _lit(ArgLocation),
+    names,
+    st.booleans(),
+    _lit(NullMeans),
+    opt_names,
+    st.none() | st.booleans(),
+    opt_names,
+)
 fixed = st.builds(FixedValue, _lit(ArgLocation), names, json_value, names)
-auths = st.builds(AuthBinding, names, names, st.sampled_from(["header", "query", "cookie"]), names, names,
-                  st.tuples(names) | st.just(()))
-idempotency = st.none() | st.builds(Idempotency, names, st.sampled_from(["header", "query", "body", "none"]),
-                                    opt_names, st.booleans())
+auths = st.builds(
+    AuthBinding,
+    names,
+    names,
+    st.sampled_from(["header", "query", "cookie"]),
+    names,
+    names,
+    st.tuples(names) | st.just(()),
+)
+idempotency = st.none() | st.builds(
+    Idempotency, names, st.sampled_from(["header", "query", "body", "none"]), opt_names, st.booleans()
+)
 #: (least, default, greatest) page sizes, as the build writes them: 1 <= least <= default <= greatest <= 1000
 page_sizes = st.lists(st.integers(min_value=1, max_value=MAX_PAGE_SIZE), min_size=3, max_size=3).map(sorted)
-pagination = st.none() | page_sizes.flatmap(lambda sizes: st.builds(
-    Pagination, _lit(PaginationStyle), names, opt_names, opt_names, opt_names, opt_names, opt_names,
-    st.just(sizes[1]), st.just(sizes[2]), st.just(sizes[0]), st.none() | small, st.booleans(), names, names))
+pagination = st.none() | page_sizes.flatmap(
+    lambda sizes: st.builds(
+        Pagination,
+        _lit(PaginationStyle),
+        names,
+        opt_names,
+        opt_names,
+        opt_names,
+        opt_names,
+        opt_names,
+        st.just(sizes[1]),
+        st.just(sizes[2]),
+        st.just(sizes[0]),
+        st.none() | small,
+        st.booleans(),
+        names,
+        names,
+    )
+)
 positive = st.integers(min_value=1, max_value=2**40)
-retry = st.builds(Retry, st.integers(min_value=1, max_value=MAX_ATTEMPTS),
-                  st.integers(min_value=0, max_value=MAX_BACKOFF_MS), st.integers(min_value=1, max_value=MAX_DEADLINE_MS),
-                  st.lists(st.sampled_from(["timeout", "429", "502", "503", "504"]), max_size=3).map(tuple))
-output = st.builds(OutputPolicy, st.lists(names, max_size=3).map(tuple), positive, st.lists(names, max_size=2).map(tuple),
-                   st.sampled_from(["strict", "warn", "off"]), _lit(Shape), _lit(ResponseBody), opt_names)
-narrowed = st.builds(NarrowedArg, names, st.none() | st.dictionaries(names, json_value, max_size=3), opt_names,
-                     st.booleans())
+retry = st.builds(
+    Retry,
+    st.integers(min_value=1, max_value=MAX_ATTEMPTS),
+    st.integers(min_value=0, max_value=MAX_BACKOFF_MS),
+    st.integers(min_value=1, max_value=MAX_DEADLINE_MS),
+    st.lists(st.sampled_from(["timeout", "429", "502", "503", "504"]), max_size=3).map(tuple),
+)
+output = st.builds(
+    OutputPolicy,
+    st.lists(names, max_size=3).map(tuple),
+    positive,
+    st.lists(names, max_size=2).map(tuple),
+    st.sampled_from(["strict", "warn", "off"]),
+    _lit(Shape),
+    _lit(ResponseBody),
+    opt_names,
+)
+narrowed = st.builds(
+    NarrowedArg, names, st.none() | st.dictionaries(names, json_value, max_size=3), opt_names, st.booleans()
+)
 rewrite = st.dictionaries(names, json_value, max_size=3).map(lambda d: {**d, "kind": "rename"})
-rewrites = st.dictionaries(st.sampled_from(["openai", "anthropic", "gemini", "mcp"]),
-                           st.lists(rewrite, max_size=2).map(tuple), max_size=2)
+rewrites = st.dictionaries(
+    st.sampled_from(["openai", "anthropic", "gemini", "mcp"]),
+    st.lists(rewrite, max_size=2).map(tuple),
+    max_size=2,
+)
 
 
 @st.composite
 def rows(draw: st.DrawFn) -> PolicyRow:
     mode: Literal["read", "preview", "record"] = draw(st.sampled_from(["read", "preview", "record"]))
     record = mode == "record"
-    arguments: Literal["preview", "full"] | None = draw(st.sampled_from(["preview", "full"])) if record else None
+    arguments: Literal["preview", "full"] | None = (
+        draw(st.sampled_from(["preview", "full"])) if record else None
+    )
     return PolicyRow(
-        tool=draw(names), mode=mode, effect=draw(st.sampled_from(["write", "destructive"])) if record else "read",
-        operation_id=draw(names), method=draw(names), path=draw(names),
-        permission=tuple(draw(st.lists(names, max_size=3))), approval=draw(st.sampled_from(["never", "required"])) if record else "never",
-        idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(st.integers(min_value=1, max_value=MAX_TIMEOUT_MS)), pagination=draw(pagination),
-        output=draw(output), auth=tuple(draw(st.lists(auths, max_size=2))), body_encoding=draw(_lit(BodyEncoding)),
-        body_content_type=draw(opt_names), bindings=tuple(draw(st.lists(bindings, max_size=3))),
-        fixed=tuple(draw(st.lists(fixed, max_size=2))), pair=draw(opt_names), intent=draw(names),
-        success_status=tuple(draw(st.lists(small, max_size=3))), record_arguments=arguments,
-        preview_ttl_s=draw(st.none() | st.integers(min_value=1, max_value=MAX_PREVIEW_TTL_S)) if record else None,
-        narrowed=tuple(draw(st.lists(narrowed, max_size=2))), toolset=draw(opt_names), loading=draw(_lit(Loading)),
-        keywords=tuple(draw(st.lists(names, max_size=2))), dialect_rewrites=draw(rewrites))
+        tool=draw(names),
+        mode=mode,
+        effect=draw(st.sampled_from(["write", "destructive"])) if record else "read",
+        operation_id=draw(names),
+        method=draw(names),
+        path=draw(names),
+        permission=tuple(draw(st.lists(names, max_size=3))),
+        approval=draw(st.sampled_from(["never", "required"])) if record else "never",
+        idempotency=draw(idempotency),
+        retry=draw(retry),
+        timeout_ms=draw(st.integers(min_value=1, max_value=MAX_TIMEOUT_MS)),
+        pagination=draw(pagination),
+        output=draw(output),
+        auth=tuple(draw(st.lists(auths, max_size=2))),
+        body_encoding=draw(_lit(BodyEncoding)),
+        body_content_type=draw(opt_names),
+        bindings=tuple(draw(st.lists(bindings, max_size=3))),
+        fixed=tuple(draw(st.lists(fixed, max_size=2))),
+        pair=draw(opt_names),
+        intent=draw(names),
+        success_status=tuple(draw(st.lists(small, max_size=3))),
+        record_arguments=arguments,
+        preview_ttl_s=draw(st.none() | st.integers(min_value=1, max_value=MAX_PREVIEW_TTL_S))
+        if record
+        else None,
+        narrowed=tuple(draw(st.lists(narrowed, max_size=2))),
+        toolset=draw(opt_names),
+        loading=draw(_lit(Loading)),
+        keywords=tuple(draw(st.lists(names, max_size=2))),
+        dialect_rewrites=draw(rewrites),
+    )
 
 
 @st.composite
 def tables(draw: st.DrawFn) -> PolicyTable:
     drawn = draw(st.lists(rows(), max_size=4, unique_by=lambda r: r.tool))
-    toolsets = draw(st.lists(st.builds(Toolset, names, names, _lit(Loading),
-                                       st.sampled_from(["declared", "tag", "path"])), max_size=2))
-    return PolicyTable(draw(names), draw(names), draw(names), draw(names), draw(names), tuple(drawn), tuple(toolsets))
+    toolsets = draw(
+        st.lists(
+            st.builds(Toolset, names, names, _lit(Loading), st.sampled_from(["declared", "tag", "path"])),
+            max_size=2,
+        )
+    )
+    return PolicyTable(
+        draw(names), draw(names), draw(names), draw(names), draw(names), tuple(drawn), tuple(toolsets)
+    )
 
 
 @settings(max_examples=examples(150), deadline=None)
@@ -160,19 +240,49 @@ def test_wrong_version_is_refused_at_format() -> None:
     assert _error(policy).pointer == "/format"
 
 
-@pytest.mark.parametrize(("edit", "pointer", "words"), [
-    (lambda p: p["tools"][2].__setitem__("mode", "write"), "/tools/2/mode", "not one of read, preview, record"),
-    (lambda p: p["tools"][0]["operation"].pop("path"), "/tools/0/operation/path", "required member 'path'"),
-    (lambda p: p["tools"][1].__setitem__("timeout_ms", "5s"), "/tools/1/timeout_ms", "expected an integer"),
-    (lambda p: p["tools"][1].__setitem__("timeout_ms", True), "/tools/1/timeout_ms", "expected an integer"),
-    (lambda p: p["tools"][0]["request"]["bindings"][0].__setitem__("in", "body/x"),
-     "/tools/0/request/bindings/0/in", "not one of path"),
-    (lambda p: p["tools"][0].__setitem__("permission", "ticket:read"), "/tools/0/permission", "expected an array"),
-    (lambda p: p["tools"][3].__setitem__("tool", p["tools"][2]["tool"]), "/tools/3/tool", "second row"),
-    (lambda p: p.__setitem__("tools", {}), "/tools", "expected an array"),
-    (lambda p: p["tools"][0].__setitem__("dialect_rewrites", {"openai": [{"path": []}]}),
-     "/tools/0/dialect_rewrites/openai/0/kind", "required member 'kind'"),
-], ids=["mode", "missing", "type", "bool-is-not-int", "binding", "array", "duplicate", "tools", "rewrite"])
+@pytest.mark.parametrize(
+    ("edit", "pointer", "words"),
+    [
+        (
+            lambda p: p["tools"][2].__setitem__("mode", "write"),
+            "/tools/2/mode",
+            "not one of read, preview, record",
+        ),
+        (
+            lambda p: p["tools"][0]["operation"].pop("path"),
+            "/tools/0/operation/path",
+            "required member 'path'",
+        ),
+        (
+            lambda p: p["tools"][1].__setitem__("timeout_ms", "5s"),
+            "/tools/1/timeout_ms",
+            "expected an integer",
+        ),
+        (
+            lambda p: p["tools"][1].__setitem__("timeout_ms", True),
+            "/tools/1/timeout_ms",
+            "expected an integer",
+        ),
+        (
+            lambda p: p["tools"][0]["request"]["bindings"][0].__setitem__("in", "body/x"),
+            "/tools/0/request/bindings/0/in",
+            "not one of path",
+        ),
+        (
+            lambda p: p["tools"][0].__setitem__("permission", "ticket:read"),
+            "/tools/0/permission",
+            "expected an array",
+        ),
+        (lambda p: p["tools"][3].__setitem__("tool", p["tools"][2]["tool"]), "/tools/3/tool", "second row"),
+        (lambda p: p.__setitem__("tools", {}), "/tools", "expected an array"),
+        (
+            lambda p: p["tools"][0].__setitem__("dialect_rewrites", {"openai": [{"path": []}]}),
+            "/tools/0/dialect_rewrites/openai/0/kind",
+            "required member 'kind'",
+        ),
+    ],
+    ids=["mode", "missing", "type", "bool-is-not-int", "binding", "array", "duplicate", "tools", "rewrite"],
+)
 def test_malformed_member_is_located(edit: Any, pointer: str, words: str) -> None:
     policy = _tickets()
     edit(policy)
@@ -207,7 +317,9 @@ def test_an_unknown_member_is_refused_at_its_pointer() -> None:
     policy = _tickets()
     policy["tools"][1]["request"]["bindings"][0]["hidden"] = True
     error = _error(policy)
-    assert error.pointer == "/tools/1/request/bindings/0/hidden" and "unknown member 'hidden'" in error.message
+    assert (
+        error.pointer == "/tools/1/request/bindings/0/hidden" and "unknown member 'hidden'" in error.message
+    )
 
 
 def test_read_policy_locates_a_file_that_is_not_json(tmp_path: Path) -> None:

@@ -27,11 +27,19 @@ def check_golden(name: str, actual: str) -> None:
         return
     expected = path.read_text(encoding="utf-8") if path.exists() else ""
     if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), actual.splitlines(keepends=True),
-                                            f"golden/{name}", "actual"))
-        pytest.fail(f"golden file tests/review/golden/{name} differs:\n{diff}\n"
-                    f"If the change is intended, refresh the golden files with:\n    {UPDATE_COMMAND}",
-                    pytrace=False)
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(keepends=True),
+                actual.splitlines(keepends=True),
+                f"golden/{name}",
+                "actual",
+            )
+        )
+        pytest.fail(
+            f"golden file tests/review/golden/{name} differs:\n{diff}\n"
+            f"If the change is intended, refresh the golden files with:\n    {UPDATE_COMMAND}",
+            pytrace=False,
+        )
 
 
 @pytest.fixture

@@ -23,10 +23,26 @@ EMIT: tuple[Artifact, ...] = ("mcp", "policy")
 
 def _row(**changes: Any) -> PolicyRow:
     """A record row of ``POST /x`` behind an approval; `changes` replace its fields."""
-    row = PolicyRow(tool="record_x", mode="record", effect="write", operation_id="x", method="POST", path="/x",
-                    permission=(), approval="required", idempotency=None, retry=Retry(1, 200, 5000, ()),
-                    timeout_ms=5000, pagination=None, output=OutputPolicy(), auth=(), body_encoding="json",
-                    body_content_type="application/json", bindings=(), record_arguments="full")
+    row = PolicyRow(
+        tool="record_x",
+        mode="record",
+        effect="write",
+        operation_id="x",
+        method="POST",
+        path="/x",
+        permission=(),
+        approval="required",
+        idempotency=None,
+        retry=Retry(1, 200, 5000, ()),
+        timeout_ms=5000,
+        pagination=None,
+        output=OutputPolicy(),
+        auth=(),
+        body_encoding="json",
+        body_content_type="application/json",
+        bindings=(),
+        record_arguments="full",
+    )
     return replace(row, **changes)
 
 
@@ -39,10 +55,14 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from toolgen.builder.output_files import Output, write_outputs
     from toolgen.review.lint import LintSettings
 
-    lenient = LintSettings(severity={"destructive-without-approval": "warning", "idempotency-header-unused": "warning"})
+    lenient = LintSettings(
+        severity={"destructive-without-approval": "warning", "idempotency-header-unused": "warning"}
+    )
     root = tmp_path_factory.mktemp("diff")
     for name in ("clean", "changed"):
-        built = build_api(FIXTURE / "intent_maps" / f"{name}.yaml", root / name / "widgets", emit=EMIT, lint=lenient)
+        built = build_api(
+            FIXTURE / "intent_maps" / f"{name}.yaml", root / name / "widgets", emit=EMIT, lint=lenient
+        )
         assert not built.errors, built.errors
         write_outputs([Output(built.out, built.files)])
     return root
@@ -80,8 +100,11 @@ def test_each_risky_kind_is_reported(trees: Path, cli: Callable[..., Any]) -> No
     flags = [c["risky"] for c in report["changes"]]
     assert flags == sorted(flags, reverse=True)
     other = _kinds(report, risky=False)
-    assert {("preview_recolour_widget", "tool-added"), ("list_gadgets", "description-changed"),
-            ("record_update_widget", "approval-added")} <= other
+    assert {
+        ("preview_recolour_widget", "tool-added"),
+        ("list_gadgets", "description-changed"),
+        ("record_update_widget", "approval-added"),
+    } <= other
     tokens = report["apis"]["widgets"]["tokens"]
     assert tokens["new"] > tokens["old"] > 0 and tokens["delta"] == tokens["new"] - tokens["old"]
     assert report["apis"]["widgets"]["tools"] == {"old": 14, "new": 15}
@@ -94,8 +117,11 @@ def test_reverse_direction(trees: Path, cli: Callable[..., Any]) -> None:
     assert ("list_widgets", "tool-renamed") in risky
     assert ("record_recolour_widget", "tool-removed") in risky
     other = _kinds(report, risky=False)
-    assert {("usage_report", "tool-added"), ("record_update_widget", "effect-narrowed"),
-            ("record_delete_widget", "approval-added")} <= other
+    assert {
+        ("usage_report", "tool-added"),
+        ("record_update_widget", "effect-narrowed"),
+        ("record_delete_widget", "approval-added"),
+    } <= other
 
 
 def test_no_change(trees: Path, cli: Callable[..., Any]) -> None:
@@ -125,20 +151,34 @@ def test_bad_input(tmp_path: Path, cli: Callable[..., Any]) -> None:
     # a policy.json of another format version is refused at its `format` member, saying what to do
     (bad / "policy.json").write_text(json.dumps({"format": 99, "api": "x", "tools": []}), encoding="utf-8")
     result = cli("diff", str(bad), str(bad))
-    assert result.exit_code == 2 and "policy.json#/format: error[diff-input-invalid]: policy format 99" in result.stderr
+    assert (
+        result.exit_code == 2
+        and "policy.json#/format: error[diff-input-invalid]: policy format 99" in result.stderr
+    )
     assert "hint: rebuild the API" in result.stderr
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.test", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@example.test", "PATH": "/usr/bin:/bin:/usr/local/bin",
-                        "HOME": str(cwd)})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.test",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.test",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+            "HOME": str(cwd),
+        },
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_ref_against_working_tree(trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      cli: Callable[..., Any]) -> None:
+def test_git_ref_against_working_tree(
+    trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]
+) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(trees / "clean", repo / "generated")
     _git(repo, "init", "-q")
@@ -153,8 +193,10 @@ def test_git_ref_against_working_tree(trees: Path, tmp_path: Path, monkeypatch: 
     assert _kinds(json.loads(result.stdout), risky=True) >= EXPECTED_RISKY
     assert cli("diff", "HEAD", "--fail-on", "risky").exit_code == 1
     monkeypatch.chdir(repo / "sub")  # paths are relative to the working directory, as in git
-    assert _kinds(json.loads(cli("diff", "--dir", "../generated", "--format", "json").stdout),
-                  risky=True) >= EXPECTED_RISKY
+    assert (
+        _kinds(json.loads(cli("diff", "--dir", "../generated", "--format", "json").stdout), risky=True)
+        >= EXPECTED_RISKY
+    )
     monkeypatch.chdir(repo)
     bad = cli("diff", "no-such-ref")
     assert bad.exit_code == 2 and "diff-unknown-ref" in bad.stderr
@@ -162,8 +204,11 @@ def test_git_ref_against_working_tree(trees: Path, tmp_path: Path, monkeypatch: 
 
 def test_description_change_is_shown(trees: Path, cli: Callable[..., Any]) -> None:
     report = _diff(cli, trees / "clean", trees / "changed")
-    detail = next(c["detail"] for c in report["changes"]
-                  if (c["tool"], c["kind"]) == ("list_gadgets", "description-changed"))
+    detail = next(
+        c["detail"]
+        for c in report["changes"]
+        if (c["tool"], c["kind"]) == ("list_gadgets", "description-changed")
+    )
     assert detail.startswith("“") and " → “" in detail, detail
     assert "Now with a longer description." in detail.split(" → ")[1]
     assert "Now with" not in detail.split(" → ")[0]
@@ -173,25 +218,47 @@ def test_description_still_promising_approval_is_risky() -> None:
     from toolgen.review.diff import compare_tool, describe_change
 
     row = _row()
-    text = ("Append one follow-up note to a ticket. Preview first: the preview returns a preview_id that a human "
-            "approves; then record with the same arguments.")
+    text = (
+        "Append one follow-up note to a ticket. Preview first: the preview returns a preview_id that a human "
+        "approves; then record with the same arguments."
+    )
     tool = {"name": "record_x", "description": text}
     changes = compare_tool("api", "record_x", row, replace(row, approval="never"), tool, tool)
     stale = [c for c in changes if c.kind == "description-stale"]
     assert len(stale) == 1 and stale[0].risky and "preview_id" in stale[0].detail
-    assert not [c for c in compare_tool("api", "record_x", row, row, tool, tool) if c.kind == "description-stale"]
+    assert not [
+        c for c in compare_tool("api", "record_x", row, row, tool, tool) if c.kind == "description-stale"
+    ]
     plain = {**tool, "description": "Append one follow-up note to a ticket."}
-    assert not [c for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, plain)
-                if c.kind == "description-stale"]
+    assert not [
+        c
+        for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, plain)
+        if c.kind == "description-stale"
+    ]
     # the sentence toolgen writes into a tool without approval promises nothing; a later promise still counts
-    generated = {**tool, "description": "Append one follow-up note to a ticket. Writes (POST). No approval needed."}
-    assert not [c for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, generated)
-                if c.kind == "description-stale"]
-    both = {**tool, "description": "No approval needed for drafts; a human approves the preview_id of the rest."}
-    stale = [c for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, both)
-             if c.kind == "description-stale"]
+    generated = {
+        **tool,
+        "description": "Append one follow-up note to a ticket. Writes (POST). No approval needed.",
+    }
+    assert not [
+        c
+        for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, generated)
+        if c.kind == "description-stale"
+    ]
+    both = {
+        **tool,
+        "description": "No approval needed for drafts; a human approves the preview_id of the rest.",
+    }
+    stale = [
+        c
+        for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, both)
+        if c.kind == "description-stale"
+    ]
     assert len(stale) == 1 and "approves" in stale[0].detail, stale
-    long_old, long_new = "word " * 60 + "a human approves it. " + "tail " * 60, "word " * 60 + "it. " + "tail " * 60
+    long_old, long_new = (
+        "word " * 60 + "a human approves it. " + "tail " * 60,
+        "word " * 60 + "it. " + "tail " * 60,
+    )
     shown = describe_change(long_old, long_new)
     assert len(shown) < 200 and "a human approves it" in shown and shown.count("…") >= 2
 
@@ -208,8 +275,9 @@ def test_diff_and_report_count_tokens_alike() -> None:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_repository_without_commits_is_a_located_error(trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       cli: Callable[..., Any]) -> None:
+def test_repository_without_commits_is_a_located_error(
+    trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]
+) -> None:
     repo = tmp_path / "fresh"
     shutil.copytree(trees / "clean", repo / "generated")
     _git(repo, "init", "-q")
@@ -223,7 +291,10 @@ def test_repository_without_commits_is_a_located_error(trees: Path, tmp_path: Pa
     _git(repo, "add", "generated")
     _git(repo, "commit", "-q", "-m", "base")
     unknown = cli("diff", "no-such-ref")
-    assert unknown.exit_code == 2 and "error[diff-unknown-ref]: git knows no commit 'no-such-ref'" in unknown.stderr
+    assert (
+        unknown.exit_code == 2
+        and "error[diff-unknown-ref]: git knows no commit 'no-such-ref'" in unknown.stderr
+    )
 
 
 def test_record_narrowing_toolset_and_loading_changes_have_their_own_kinds() -> None:
@@ -233,11 +304,16 @@ def test_record_narrowing_toolset_and_loading_changes_have_their_own_kinds() -> 
     from toolgen.review.diff import compare_tool
 
     narrowed = NarrowedArg("labels", {"type": "array", "items": {"type": "string"}})
-    old = _row(record_arguments="preview", preview_ttl_s=900, narrowed=(narrowed,), toolset="issues", loading="eager")
-    new = replace(old, record_arguments="full", preview_ttl_s=None, narrowed=(), toolset="repos", loading="deferred")
+    old = _row(
+        record_arguments="preview", preview_ttl_s=900, narrowed=(narrowed,), toolset="issues", loading="eager"
+    )
+    new = replace(
+        old, record_arguments="full", preview_ttl_s=None, narrowed=(), toolset="repos", loading="deferred"
+    )
     changes = {c.kind: c for c in compare_tool("api", "record_x", old, new, None, None)}
     assert changes["record-arguments-changed"].detail == (
-        "the record tool executes the stored preview (expires after 900 s) → full arguments")
+        "the record tool executes the stored preview (expires after 900 s) → full arguments"
+    )
     assert changes["narrowing-removed"].risky and "`labels`" in changes["narrowing-removed"].detail
     assert changes["toolset-changed"].detail == "toolset issues → repos"
     assert "tool search" in changes["loading-changed"].detail

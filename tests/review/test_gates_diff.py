@@ -23,10 +23,26 @@ LIMIT = Limit("actor", "calls", 10, 60)
 
 
 def _row(**changes: Any) -> PolicyRow:
-    row = PolicyRow(tool="record_x", mode="record", effect="write", operation_id="x", method="POST", path="/x",
-                    permission=(), approval="required", idempotency=None, retry=Retry(1, 200, 5000, ()),
-                    timeout_ms=5000, pagination=None, output=OutputPolicy(), auth=(), body_encoding="json",
-                    body_content_type="application/json", bindings=(), record_arguments="full")
+    row = PolicyRow(
+        tool="record_x",
+        mode="record",
+        effect="write",
+        operation_id="x",
+        method="POST",
+        path="/x",
+        permission=(),
+        approval="required",
+        idempotency=None,
+        retry=Retry(1, 200, 5000, ()),
+        timeout_ms=5000,
+        pagination=None,
+        output=OutputPolicy(),
+        auth=(),
+        body_encoding="json",
+        body_content_type="application/json",
+        bindings=(),
+        record_arguments="full",
+    )
     return replace(row, **changes)
 
 
@@ -34,17 +50,26 @@ def kinds(old: PolicyRow, new: PolicyRow) -> dict[str, bool]:
     return {c.kind: c.risky for c in compare_tool("api", "record_x", old, new, None, None)}
 
 
-@pytest.mark.parametrize(("old", "new", "kind", "risky"), [
-    (None, "args.amount > 50000", "approval-condition-loosened", True),
-    ("args.amount > 50000", "args.amount > 60000", "approval-condition-loosened", True),
-    ("args.amount > 50000", "args.amount > 40000", "approval-condition-loosened", True),  # true, but unproven
-    ("args.amount > 50000 || args.rush", "args.amount > 50000", "approval-condition-loosened", True),
-    ("args.amount > 50000", "args.amount > 50000 || args.rush", "approval-condition-tightened", False),
-    ("args.amount > 50000 && args.rush", "args.amount > 50000", "approval-condition-tightened", False),
-    ("args.amount > 50000", None, "approval-condition-tightened", False),
-])
-def test_a_condition_change_is_risky_unless_provably_stricter(old: str | None, new: str | None, kind: str,
-                                                              risky: bool) -> None:
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "risky"),
+    [
+        (None, "args.amount > 50000", "approval-condition-loosened", True),
+        ("args.amount > 50000", "args.amount > 60000", "approval-condition-loosened", True),
+        (
+            "args.amount > 50000",
+            "args.amount > 40000",
+            "approval-condition-loosened",
+            True,
+        ),  # true, but unproven
+        ("args.amount > 50000 || args.rush", "args.amount > 50000", "approval-condition-loosened", True),
+        ("args.amount > 50000", "args.amount > 50000 || args.rush", "approval-condition-tightened", False),
+        ("args.amount > 50000 && args.rush", "args.amount > 50000", "approval-condition-tightened", False),
+        ("args.amount > 50000", None, "approval-condition-tightened", False),
+    ],
+)
+def test_a_condition_change_is_risky_unless_provably_stricter(
+    old: str | None, new: str | None, kind: str, risky: bool
+) -> None:
     found = kinds(_row(approval_when=old), _row(approval_when=new))
     assert found.get(kind) is risky, found
     assert "policy-changed" not in found
@@ -54,16 +79,21 @@ def test_a_respaced_condition_is_no_change() -> None:
     assert kinds(_row(approval_when="args.amount>50000"), _row(approval_when="( args.amount > 50000 )")) == {}
 
 
-@pytest.mark.parametrize(("old", "new", "kind"), [
-    ((LIMIT,), (), "limits-loosened"),
-    ((LIMIT,), (replace(LIMIT, max=11),), "limits-loosened"),
-    ((LIMIT,), (replace(LIMIT, window_s=30),), "limits-loosened"),
-    ((LIMIT,), (replace(LIMIT, per="tool"),), "limits-loosened"),  # another count: the old one is gone
-    ((), (LIMIT,), "limits-tightened"),
-    ((LIMIT,), (replace(LIMIT, max=9),), "limits-tightened"),
-    ((LIMIT,), (replace(LIMIT, window_s=120),), "limits-tightened"),
-])
-def test_limits_removed_or_loosened_are_risky(old: tuple[Limit, ...], new: tuple[Limit, ...], kind: str) -> None:
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        ((LIMIT,), (), "limits-loosened"),
+        ((LIMIT,), (replace(LIMIT, max=11),), "limits-loosened"),
+        ((LIMIT,), (replace(LIMIT, window_s=30),), "limits-loosened"),
+        ((LIMIT,), (replace(LIMIT, per="tool"),), "limits-loosened"),  # another count: the old one is gone
+        ((), (LIMIT,), "limits-tightened"),
+        ((LIMIT,), (replace(LIMIT, max=9),), "limits-tightened"),
+        ((LIMIT,), (replace(LIMIT, window_s=120),), "limits-tightened"),
+    ],
+)
+def test_limits_removed_or_loosened_are_risky(
+    old: tuple[Limit, ...], new: tuple[Limit, ...], kind: str
+) -> None:
     found = kinds(_row(limits=old), _row(limits=new))
     assert found.get(kind) is (kind == "limits-loosened"), found
     assert "policy-changed" not in found
@@ -82,8 +112,9 @@ def _expression(draw: Any, depth: int = 2) -> str:
 
 @settings(max_examples=examples(300))
 @given(data=st.data(), values=st.fixed_dictionaries({n: st.integers(-3, 6) for n in "abc"}))
-def test_a_provably_stricter_condition_asks_whenever_the_old_one_does(data: st.DataObject,
-                                                                      values: dict[str, int]) -> None:
+def test_a_provably_stricter_condition_asks_whenever_the_old_one_does(
+    data: st.DataObject, values: dict[str, int]
+) -> None:
     """`implies` is sound on evaluation, errors (a division by zero) included: whenever the old
     condition asks (true, or it fails), a new one it calls stricter asks too."""
     old = _expression(data.draw)
@@ -97,9 +128,11 @@ def test_a_provably_stricter_condition_asks_whenever_the_old_one_does(data: st.D
 
 
 def test_policy_md_shows_the_condition_and_the_limits(tmp_path: Path) -> None:
-    body = ("tools:\n  refund:\n    operation: createRefund\n    effect: write\n    permission: payments:write\n"
-            "    approval: {when: \"args.amount > 50000 || args.reason == 'fraudulent'\"}\n"
-            "    limits: [{per: actor, calls: 10, window: 1m}, {per: tool, sum: amount, max: 900, window: 1d}]\n")
+    body = (
+        "tools:\n  refund:\n    operation: createRefund\n    effect: write\n    permission: payments:write\n"
+        "    approval: {when: \"args.amount > 50000 || args.reason == 'fraudulent'\"}\n"
+        "    limits: [{per: actor, calls: 10, window: 1m}, {per: tool, sum: amount, max: 900, window: 1d}]\n"
+    )
     text = (build(tmp_path, PAYMENTS, body).out / "POLICY.md").read_text(encoding="utf-8")
     assert "**required** when `args.amount > 50000 \\|\\| args.reason == 'fraudulent'` holds" in text
     assert "## Limits" in text

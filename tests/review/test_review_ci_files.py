@@ -37,8 +37,15 @@ def _run(entry: str, cwd: Path, *, in_process: bool = False) -> subprocess.Compl
     argv = shlex.split(entry)
     assert argv[0] == "toolgen"
     if not in_process:
-        return subprocess.run([_toolgen(), *argv[1:]], check=False, cwd=cwd, capture_output=True, text=True,
-                              timeout=120, env={**os.environ, "NO_COLOR": "1"})
+        return subprocess.run(
+            [_toolgen(), *argv[1:]],
+            check=False,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
     here = Path.cwd()
     os.chdir(cwd)
     try:
@@ -68,17 +75,25 @@ def test_pre_commit_hooks(tmp_path: Path) -> None:
         assert ran.returncode == 0, f"{hook['id']}: {ran.stdout}{ran.stderr}"
     # each hook fails on the problem it guards against
     clean = project / "intent_maps" / "clean.yaml"
-    clean.write_text(clean.read_text(encoding="utf-8").replace("description: Get one widget by id.",
-                                                               "description: Get one widget by its id."),
-                     encoding="utf-8")
+    clean.write_text(
+        clean.read_text(encoding="utf-8").replace(
+            "description: Get one widget by id.", "description: Get one widget by its id."
+        ),
+        encoding="utf-8",
+    )
     stale = _run(by_id["toolgen-build-check"]["entry"], project, in_process=True)
     assert stale.returncode == 1 and "stale" in stale.stderr
-    clean.write_text(clean.read_text(encoding="utf-8").replace("    approval: required\n    idempotency: "
-                                                               "{key: action_id, send_as: none}\n    description: "
-                                                               "Delete a widget",
-                                                               "    approval: never\n    idempotency: "
-                                                               "{key: action_id, send_as: none}\n    description: "
-                                                               "Delete a widget"), encoding="utf-8")
+    clean.write_text(
+        clean.read_text(encoding="utf-8").replace(
+            "    approval: required\n    idempotency: "
+            "{key: action_id, send_as: none}\n    description: "
+            "Delete a widget",
+            "    approval: never\n    idempotency: "
+            "{key: action_id, send_as: none}\n    description: "
+            "Delete a widget",
+        ),
+        encoding="utf-8",
+    )
     failed = _run(by_id["toolgen-lint"]["entry"], project, in_process=True)
     assert failed.returncode == 1 and "destructive-without-approval" in failed.stdout
 
@@ -96,7 +111,9 @@ def _check_command(argv: list[str]) -> None:
     ctx = click.Context(main)
     command = main.get_command(ctx, argv[1])
     assert command is not None, f"`toolgen {argv[1]}` is not a command"
-    options = {opt for p in command.params if isinstance(p, click.Option) for opt in p.opts + p.secondary_opts}
+    options = {
+        opt for p in command.params if isinstance(p, click.Option) for opt in p.opts + p.secondary_opts
+    }
     for arg in argv[2:]:
         if arg.startswith("-"):
             assert arg.split("=", 1)[0] in options, f"`toolgen {argv[1]}` has no option {arg}"

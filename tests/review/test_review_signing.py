@@ -18,38 +18,86 @@ from typing import Any
 import pytest
 import yaml
 
-SIGV4 = ["X-Amz-Content-Sha256", "X-Amz-Date", "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Security-Token",
-         "X-Amz-Signature", "X-Amz-SignedHeaders"]
+SIGV4 = [
+    "X-Amz-Content-Sha256",
+    "X-Amz-Date",
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Security-Token",
+    "X-Amz-Signature",
+    "X-Amz-SignedHeaders",
+]
 
 
 def _spec(authtype: str | None = "awsSigv4") -> dict[str, Any]:
-    scheme: dict[str, Any] = {"type": "apiKey", "name": "Authorization", "in": "header",
-                              "description": "Amazon Signature authorization v4"}
+    scheme: dict[str, Any] = {
+        "type": "apiKey",
+        "name": "Authorization",
+        "in": "header",
+        "description": "Amazon Signature authorization v4",
+    }
     if authtype is not None:
         scheme["x-amazon-apigateway-authtype"] = authtype
-    listing = {"200": {"description": "ok", "content": {"application/json": {"schema": {
-        "type": "object", "properties": {"Items": {"type": "array", "items": {"type": "string"}}}}}}}}
+    listing = {
+        "200": {
+            "description": "ok",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"Items": {"type": "array", "items": {"type": "string"}}},
+                    }
+                }
+            },
+        }
+    }
     return {
-        "openapi": "3.0.0", "info": {"title": "Logs", "version": "2014-03-28"},
+        "openapi": "3.0.0",
+        "info": {"title": "Logs", "version": "2014-03-28"},
         "servers": [{"url": "https://logs.example.com"}],
         "security": [{"hmac": []}],
-        "components": {"securitySchemes": {"hmac": scheme},
-                       "parameters": {n: {"name": n, "in": "header", "required": False, "schema": {"type": "string"}}
-                                      for n in SIGV4}},
+        "components": {
+            "securitySchemes": {"hmac": scheme},
+            "parameters": {
+                n: {"name": n, "in": "header", "required": False, "schema": {"type": "string"}} for n in SIGV4
+            },
+        },
         "paths": {
             "/groups": {
                 "parameters": [{"$ref": f"#/components/parameters/{n}"} for n in SIGV4],
-                "get": {"operationId": "ListGroups", "summary": "List the log groups.",
-                        "parameters": [{"name": "Marker", "in": "query", "schema": {"type": "string"}}],
-                        "responses": listing},
-                "post": {"operationId": "CreateGroup", "summary": "Create a log group.",
-                         "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                             "type": "object", "required": ["Name"], "properties": {"Name": {"type": "string"}}}}}},
-                         "responses": {"204": {"description": "done"}}}},
+                "get": {
+                    "operationId": "ListGroups",
+                    "summary": "List the log groups.",
+                    "parameters": [{"name": "Marker", "in": "query", "schema": {"type": "string"}}],
+                    "responses": listing,
+                },
+                "post": {
+                    "operationId": "CreateGroup",
+                    "summary": "Create a log group.",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["Name"],
+                                    "properties": {"Name": {"type": "string"}},
+                                }
+                            }
+                        },
+                    },
+                    "responses": {"204": {"description": "done"}},
+                },
+            },
             "/health": {
                 "parameters": [{"$ref": f"#/components/parameters/{n}"} for n in SIGV4],
-                "get": {"operationId": "GetHealth", "summary": "Health, callable without credentials.",
-                        "security": [], "responses": listing}},
+                "get": {
+                    "operationId": "GetHealth",
+                    "summary": "Health, callable without credentials.",
+                    "security": [],
+                    "responses": listing,
+                },
+            },
         },
     }
 
@@ -67,14 +115,18 @@ def _inputs(root: Path) -> dict[str, set[str]]:
 
 
 def test_init_hides_the_signing_parameters_and_the_draft_builds_without_them(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]
+) -> None:
     monkeypatch.chdir(tmp_path)
     text = _init(tmp_path, cli, _spec())
     tools = yaml.safe_load(text)["tools"]
     assert tools["list_groups"]["hide"] == SIGV4
     assert tools["create_group"]["hide"] == SIGV4
     assert "hide" not in tools["get_health"]  # `security: []`: no scheme signs it
-    assert "computed by the request signature of security scheme(s) hmac; signing belongs to the transport" in text
+    assert (
+        "computed by the request signature of security scheme(s) hmac; signing belongs to the transport"
+        in text
+    )
     result = cli("build", "-q")
     assert result.exit_code == 0, result.stdout + result.stderr
     inputs = _inputs(tmp_path)
@@ -86,11 +138,14 @@ def test_init_hides_the_signing_parameters_and_the_draft_builds_without_them(
 
 
 def test_a_signing_parameter_left_visible_is_a_located_warning(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]
+) -> None:
     monkeypatch.chdir(tmp_path)
     data = yaml.safe_load(_init(tmp_path, cli, _spec()))
     data["tools"]["list_groups"]["hide"] = [n for n in SIGV4 if n != "X-Amz-Date"]
-    (tmp_path / "intent_maps" / "logs.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    (tmp_path / "intent_maps" / "logs.yaml").write_text(
+        yaml.safe_dump(data, sort_keys=False), encoding="utf-8"
+    )
     result = cli("lint", "intent_maps/logs.yaml")
     out = result.stdout + result.stderr
     assert "warning[param-signed-visible]" in out
@@ -101,7 +156,8 @@ def test_a_signing_parameter_left_visible_is_a_located_warning(
 
 
 def test_the_same_names_under_a_scheme_that_signs_nothing_are_left_alone(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]
+) -> None:
     monkeypatch.chdir(tmp_path)
     text = _init(tmp_path, cli, _spec(authtype=None))
     tools = yaml.safe_load(text)["tools"]

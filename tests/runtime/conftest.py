@@ -126,10 +126,29 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for _ in range(3):  # the free port can be taken between probing and binding; try again
         port = _free_port()
         proc = subprocess.Popen(
-            [str(binary), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning",
-             "--unixsocket", str(workdir / "redis.sock"), "--unixsocketperm", "700"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                str(binary),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(workdir),
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+                "--unixsocket",
+                str(workdir / "redis.sock"),
+                "--unixsocketperm",
+                "700",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         url = f"redis://127.0.0.1:{port}/0"
         client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
@@ -191,8 +210,11 @@ def _as_server_user() -> tuple[list[str], int | None, int | None]:
         if setpriv is None:
             _unavailable("setpriv is missing: cannot run PostgreSQL as a non-root user")
         assert setpriv is not None
-        return ([setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"],
-                entry.pw_uid, entry.pw_gid)
+        return (
+            [setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"],
+            entry.pw_uid,
+            entry.pw_gid,
+        )
     _unavailable("no non-root user to run PostgreSQL as")
     raise AssertionError  # unreachable
 
@@ -218,9 +240,25 @@ class PostgresServer:
         self.data = self.workdir / "data"
         if uid is not None:
             os.chown(self.workdir, uid, gid if gid is not None else -1)
-        subprocess.run([*self.prefix, str(bindir / "initdb"), "-D", str(self.data), "-U", "toolgen", "-A", "trust",
-                        "--no-sync", "-E", "UTF8", "--locale=C"], check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE)
+        subprocess.run(
+            [
+                *self.prefix,
+                str(bindir / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "toolgen",
+                "-A",
+                "trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -233,10 +271,25 @@ class PostgresServer:
 
         for _ in range(3):  # the free port can be taken between probing and binding; try again
             self.port = self.port or _free_port()
-            self.proc = subprocess.Popen([*self.prefix, str(self.bindir / "postgres"), "-D", str(self.data),
-                                          "-p", str(self.port), "-h", "127.0.0.1", "-k", str(self.workdir), "-F",
-                                          "-c", "max_connections=200"],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                [
+                    *self.prefix,
+                    str(self.bindir / "postgres"),
+                    "-D",
+                    str(self.data),
+                    "-p",
+                    str(self.port),
+                    "-h",
+                    "127.0.0.1",
+                    "-k",
+                    str(self.workdir),
+                    "-F",
+                    "-c",
+                    "max_connections=200",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline and self.proc.poll() is None:
                 try:
@@ -295,7 +348,9 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
-def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[ReceiptStore]:
+def any_receipt_store(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
+) -> Iterator[ReceiptStore]:
     """A receipt store on each backend in turn: memory, a SQLite file, the session's real Redis (under a
     key prefix of this test's own), the session's real PostgreSQL (under a table prefix of its own);
     reading this test's `clock`; closed afterwards."""
@@ -304,8 +359,9 @@ def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path, clock: Man
     store.close()
 
 
-def receipt_store(request: pytest.FixtureRequest, tmp_path: Path, redis_query: str,
-                  clock: Clock = SYSTEM) -> ReceiptStore:
+def receipt_store(
+    request: pytest.FixtureRequest, tmp_path: Path, redis_query: str, clock: Clock = SYSTEM
+) -> ReceiptStore:
     """The receipt store of `request.param` (``memory``, ``sqlite``: a file in `tmp_path`, ``redis``:
     the session's real Redis with `redis_query` appended to its URL, e.g. a key prefix; ``postgres``:
     the session's real PostgreSQL under a table prefix of its own), reading the time from `clock`."""
@@ -314,6 +370,7 @@ def receipt_store(request: pytest.FixtureRequest, tmp_path: Path, redis_query: s
     if request.param == "sqlite":
         return SqliteReceiptStore(tmp_path / "receipts.sqlite3", clock=clock)
     if request.param == "postgres":  # a table prefix of this test's own
-        return receipts_from_url(f"{request.getfixturevalue('postgres_url')}?table_prefix=t{uuid.uuid4().hex[:12]}_",
-                                 clock=clock)
+        return receipts_from_url(
+            f"{request.getfixturevalue('postgres_url')}?table_prefix=t{uuid.uuid4().hex[:12]}_", clock=clock
+        )
     return receipts_from_url(f"{request.getfixturevalue('redis_url')}?{redis_query}", clock=clock)

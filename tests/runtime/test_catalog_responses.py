@@ -34,13 +34,16 @@ def _functions(document: list[dict[str, Any]]) -> list[str]:
     return names
 
 
-@pytest.mark.parametrize("held", [set(), {"issues:read"}, {"issues:read", "issues:write"},
-                                  {"issues:read", "pulls:read", "repos:read"}])
+@pytest.mark.parametrize(
+    "held",
+    [set(), {"issues:read"}, {"issues:read", "issues:write"}, {"issues:read", "pulls:read", "repos:read"}],
+)
 def test_responses_catalog_keeps_exactly_the_allowed_functions(held: set[str]) -> None:
     policy = read_policy(GITHUB / "policy.json")
     full = json.loads((GITHUB / "openai.responses.json").read_text(encoding="utf-8"))
-    out = CliRunner().invoke(main, ["catalog", str(GITHUB), "--dialect", "openai.responses",
-                                    "--scopes", ",".join(sorted(held))])
+    out = CliRunner().invoke(
+        main, ["catalog", str(GITHUB), "--dialect", "openai.responses", "--scopes", ",".join(sorted(held))]
+    )
     assert out.exit_code == 0, out.output
     kept = json.loads(out.output)
     allowed = {row.tool for row in policy.tools if permits(row, held)}
@@ -51,14 +54,21 @@ def test_responses_catalog_keeps_exactly_the_allowed_functions(held: set[str]) -
 
 
 def test_responses_catalog_of_a_package_without_one_is_refused() -> None:
-    out = CliRunner().invoke(main, ["catalog", str(tickets_dir()), "--dialect", "openai.responses", "--scopes", ""])
+    out = CliRunner().invoke(
+        main, ["catalog", str(tickets_dir()), "--dialect", "openai.responses", "--scopes", ""]
+    )
     assert out.exit_code == 2, out.output
     assert "only for a package with toolsets or deferred tools" in out.output
 
 
-@pytest.mark.parametrize("title, expected", [("Tickets API", "Tools for the Tickets API, "),
-                                             ("GitHub v3 REST API", "Tools for the GitHub v3 REST API, "),
-                                             ("Stripe", "Tools for the Stripe API, ")])
+@pytest.mark.parametrize(
+    "title, expected",
+    [
+        ("Tickets API", "Tools for the Tickets API, "),
+        ("GitHub v3 REST API", "Tools for the GitHub v3 REST API, "),
+        ("Stripe", "Tools for the Stripe API, "),
+    ],
+)
 def test_server_instructions_name_the_api_once(title: str, expected: str) -> None:
     from toolgen.runtime import Actor, Registry
     from toolgen.runtime.serving.mcp_server import build_server

@@ -33,32 +33,87 @@ def _get(op_id: str, responses: dict[str, Any], params: list[dict[str, Any]] | N
 
 
 SPEC: dict[str, Any] = {
-    "openapi": "3.0.3", "info": {"title": "Declared", "version": "1"},
+    "openapi": "3.0.3",
+    "info": {"title": "Declared", "version": "1"},
     "servers": [{"url": "https://declared.example.com"}],
     "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}},
     "security": [{"key": []}],
     "paths": {
-        "/form": {"post": {"operationId": "postForm", "requestBody": {"required": True, "content": {
-            "application/x-www-form-urlencoded": {"schema": {"type": "string"}}}},
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
-                "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}}}}}},
-        "/page": _get("getPage", {"200": {"description": "an HTML page", "content": {
-            "text/html": {"schema": {"type": "string"}}}}}),
+        "/form": {
+            "post": {
+                "operationId": "postForm",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/x-www-form-urlencoded": {"schema": {"type": "string"}}},
+                },
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        "/page": _get(
+            "getPage",
+            {
+                "200": {
+                    "description": "an HTML page",
+                    "content": {"text/html": {"schema": {"type": "string"}}},
+                }
+            },
+        ),
         "/plain": _get("getPlain", {"200": {"description": "plain text", "content": {"text/plain": {}}}}),
-        "/things": _get("listThings", {"200": {"description": "ok", "content": {"application/json": {"schema": {
-            "type": "object", "properties": {"data": {"type": "array", "items": ITEM},
-                                             "next": {"type": "string", "nullable": True}}}}}}},
-                        [{"name": "cursor", "in": "query", "schema": {"type": "string"}}]),
-        "/things/{id}": _get("getThing", {"200": {"description": "ok", "content": {"application/json": {
-            "schema": ITEM}}}}, [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]),
-        "/raw-things": _get("listRawThings", {"200": {"description": "ok", "content": {"application/json": {
-            "schema": {"type": "array", "items": ITEM}}}}}),
-        "/moved": _get("getMoved", {"302": {"description": "moved", "headers": {"Location": {
-            "schema": {"type": "string"}}}}}),
-        "/files/{id}/download": _get("downloadFile", {"302": {"description": "to the file", "headers": {
-            "Location": {"schema": {"type": "string"}}}}},
-            [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]),
-        "/write-moved": {"post": {"operationId": "postMoved", "responses": {"303": {"description": "see other"}}}},
+        "/things": _get(
+            "listThings",
+            {
+                "200": {
+                    "description": "ok",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "data": {"type": "array", "items": ITEM},
+                                    "next": {"type": "string", "nullable": True},
+                                },
+                            }
+                        }
+                    },
+                }
+            },
+            [{"name": "cursor", "in": "query", "schema": {"type": "string"}}],
+        ),
+        "/things/{id}": _get(
+            "getThing",
+            {"200": {"description": "ok", "content": {"application/json": {"schema": ITEM}}}},
+            [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+        ),
+        "/raw-things": _get(
+            "listRawThings",
+            {
+                "200": {
+                    "description": "ok",
+                    "content": {"application/json": {"schema": {"type": "array", "items": ITEM}}},
+                }
+            },
+        ),
+        "/moved": _get(
+            "getMoved",
+            {"302": {"description": "moved", "headers": {"Location": {"schema": {"type": "string"}}}}},
+        ),
+        "/files/{id}/download": _get(
+            "downloadFile",
+            {"302": {"description": "to the file", "headers": {"Location": {"schema": {"type": "string"}}}}},
+            [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+        ),
+        "/write-moved": {
+            "post": {"operationId": "postMoved", "responses": {"303": {"description": "see other"}}}
+        },
     },
 }
 
@@ -105,7 +160,9 @@ def server() -> Iterator[RecordingServer]:
 
 
 def _registry(built: Built, srv: RecordingServer) -> Registry:
-    return Registry.from_dir(built.out, base_url=srv.base_url, credentials=StaticCredentials({"DECLARED_TOKEN": SECRET}))
+    return Registry.from_dir(
+        built.out, base_url=srv.base_url, credentials=StaticCredentials({"DECLARED_TOKEN": SECRET})
+    )
 
 
 def _actor(reg: Registry) -> Actor:
@@ -195,7 +252,11 @@ def test_a_same_origin_redirect_is_followed_for_a_read(declared: Built, server: 
     try:
         moved = reg.call(_read_tool(declared, "getMoved"), {}, actor=_actor(reg))
         assert moved.ok, moved.error
-        assert moved.result == {"status": 200, "location": f"{server.base_url}/landed", "body": {"here": True}}
+        assert moved.result == {
+            "status": 200,
+            "location": f"{server.base_url}/landed",
+            "body": {"here": True},
+        }
         assert [r.path for r in server.requests] == ["/moved", "/landed"]
         assert all(SECRET in r.raw_query for r in server.requests)  # the same origin keeps the credentials
     finally:
@@ -230,8 +291,13 @@ def test_a_cross_origin_or_endless_redirect_is_not_followed(declared: Built, ser
 def test_a_download_link_returns_its_location(declared: Built, server: RecordingServer) -> None:
     tool = _read_tool(declared, "downloadFile")
     assert declared.row(tool)["output"].get("redirect") == "location"
-    assert "returns the redirect's Location" in _findings(declared, "response-redirect")["GET /files/{id}/download"]
-    server.reply("GET", "^/files/f1/download$", 302, None, headers={"Location": "https://cdn.example.net/f1?sig=x"})
+    assert (
+        "returns the redirect's Location"
+        in _findings(declared, "response-redirect")["GET /files/{id}/download"]
+    )
+    server.reply(
+        "GET", "^/files/f1/download$", 302, None, headers={"Location": "https://cdn.example.net/f1?sig=x"}
+    )
     reg = _registry(declared, server)
     try:
         got = reg.call(tool, {"id": "f1"}, actor=_actor(reg))

@@ -28,7 +28,9 @@ from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry, Stati
 SQUARE = REPO / "tests" / "fixtures" / "idempotency" / "square.yaml"
 PAYER = Actor.of("payer", ["PAYMENTS_WRITE", "CUSTOMERS_WRITE"])
 CACHE = Path(os.environ.get("TOOLGEN_CORPUS_CACHE", Path.home() / ".cache" / "toolgen-corpus"))
-PRISM = os.environ.get("TOOLGEN_PRISM") or shutil.which("prism") or str(CACHE / "node_modules" / ".bin" / "prism")
+PRISM = (
+    os.environ.get("TOOLGEN_PRISM") or shutil.which("prism") or str(CACHE / "node_modules" / ".bin" / "prism")
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path(PRISM).exists(), reason="Prism is not installed")]
 
@@ -44,8 +46,11 @@ def prism(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("prism") / "prism.log"
     port = _free_port()
     with log.open("w", encoding="utf-8") as out:
-        proc = subprocess.Popen([PRISM, "mock", str(SQUARE), "-p", str(port), "-h", "127.0.0.1"],
-                                stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [PRISM, "mock", str(SQUARE), "-p", str(port), "-h", "127.0.0.1"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 120
         while "Prism is listening" not in log.read_text(encoding="utf-8", errors="replace"):
@@ -61,8 +66,18 @@ def prism(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("square")
     (folder / "square.yaml").write_text(SQUARE.read_text(encoding="utf-8"), encoding="utf-8")
-    assert run("init", str(folder / "square.yaml"), "--out", str(folder / "map.yaml"), "--name", "square",
-               "--no-project").exit_code == 0
+    assert (
+        run(
+            "init",
+            str(folder / "square.yaml"),
+            "--out",
+            str(folder / "map.yaml"),
+            "--name",
+            "square",
+            "--no-project",
+        ).exit_code
+        == 0
+    )
     built = run("build", str(folder / "map.yaml"), "--out", str(folder / "out"), "-q")
     assert built.exit_code == 0, built.output
     return folder / "out"
@@ -70,27 +85,48 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_prism_refuses_a_payment_without_the_key(prism: str) -> None:
     """The judge is strict: CreatePayment's body requires idempotency_key."""
-    answer = httpx.post(prism + "/v2/payments", json={"source_id": "cnon:ok"},
-                        headers={"Authorization": "Bearer sq-t"})
+    answer = httpx.post(
+        prism + "/v2/payments", json={"source_id": "cnon:ok"}, headers={"Authorization": "Bearer sq-t"}
+    )
     assert answer.status_code == 422, answer.text
 
 
-@pytest.mark.parametrize(("tool", "args"), [
-    ("create_payment", {"source_id": "cnon:card-nonce-ok", "amount_money": {"amount": 100, "currency": "USD"}}),
-    ("create_customer", {"given_name": "Ada", "email_address": "ada@example.com"}),
-])
-def test_preview_approve_record_against_prism(prism: str, package: Path, tool: str, args: dict[str, Any]) -> None:
-    registry = Registry.from_dir(package, base_url=prism, credentials=StaticCredentials({"SQUARE_TOKEN": "sq-t"}),
-                                 receipts=MemoryReceiptStore())
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        (
+            "create_payment",
+            {"source_id": "cnon:card-nonce-ok", "amount_money": {"amount": 100, "currency": "USD"}},
+        ),
+        ("create_customer", {"given_name": "Ada", "email_address": "ada@example.com"}),
+    ],
+)
+def test_preview_approve_record_against_prism(
+    prism: str, package: Path, tool: str, args: dict[str, Any]
+) -> None:
+    registry = Registry.from_dir(
+        package,
+        base_url=prism,
+        credentials=StaticCredentials({"SQUARE_TOKEN": "sq-t"}),
+        receipts=MemoryReceiptStore(),
+    )
     shown = registry.call("preview_" + tool, args, actor=PAYER)
     assert shown.ok and isinstance(shown.result, dict), shown.error
     key = "prism-" + tool
-    done = registry.call("record_" + tool, {"preview_id": shown.result["preview_id"], "action_id": key},
-                         actor=PAYER, approval=Approval(shown.result["preview_id"]))
+    done = registry.call(
+        "record_" + tool,
+        {"preview_id": shown.result["preview_id"], "action_id": key},
+        actor=PAYER,
+        approval=Approval(shown.result["preview_id"]),
+    )
     assert done.ok, done.error  # Prism validated the request against the spec and answered 200
     assert done.request is not None and done.request["body"] == {**args, "idempotency_key": key}
-    again = registry.call("record_" + tool, {"preview_id": shown.result["preview_id"], "action_id": key},
-                          actor=PAYER, approval=Approval(shown.result["preview_id"]))
+    again = registry.call(
+        "record_" + tool,
+        {"preview_id": shown.result["preview_id"], "action_id": key},
+        actor=PAYER,
+        approval=Approval(shown.result["preview_id"]),
+    )
     assert again.ok and again.replayed  # the same key: replayed from the receipt, not sent twice
 
 
@@ -136,15 +172,23 @@ def test_an_unknown_outcome_is_resent_to_prism_with_the_same_key(prism: str, pac
     thread.start()
     try:
         base = f"http://127.0.0.1:{proxy.server_address[1]}"
-        registry = Registry.from_dir(package, base_url=base, credentials=StaticCredentials({"SQUARE_TOKEN": "sq-t"}),
-                                     receipts=MemoryReceiptStore())
+        registry = Registry.from_dir(
+            package,
+            base_url=base,
+            credentials=StaticCredentials({"SQUARE_TOKEN": "sq-t"}),
+            receipts=MemoryReceiptStore(),
+        )
         args = {"source_id": "cnon:card-nonce-ok", "amount_money": {"amount": 100, "currency": "USD"}}
         shown = registry.call("preview_create_payment", args, actor=PAYER)
         assert shown.ok and isinstance(shown.result, dict), shown.error
         call = {"preview_id": shown.result["preview_id"], "action_id": "prism-unknown"}
-        first = registry.call("record_create_payment", call, actor=PAYER, approval=Approval(shown.result["preview_id"]))
+        first = registry.call(
+            "record_create_payment", call, actor=PAYER, approval=Approval(shown.result["preview_id"])
+        )
         assert first.error is not None and first.error.code == "result_unknown", first
-        again = registry.call("record_create_payment", call, actor=PAYER, approval=Approval(shown.result["preview_id"]))
+        again = registry.call(
+            "record_create_payment", call, actor=PAYER, approval=Approval(shown.result["preview_id"])
+        )
         assert again.ok, again.error
         assert [status for status, _ in proxy.seen] == [200, 200]  # Prism accepted both requests
         assert [body for _, body in proxy.seen] == [{**args, "idempotency_key": "prism-unknown"}] * 2

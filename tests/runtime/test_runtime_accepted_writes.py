@@ -108,8 +108,12 @@ BODIES: list[tuple[str, bytes, str | None, int | None]] = [
     ("html", b"<html><body>Created " + TOKEN.encode() + b"</body></html>", "text/html", None),
     ("long-text", b"x" * 50_000, "application/json", None),
     ("utf16-echo", json.dumps({"name": f"debug {TOKEN}"}).encode("utf-16"), "application/json", None),
-    ("escaped-echo", b'{"name": "debug \\u' + f"{ord(TOKEN[0]):04x}".encode() + TOKEN[1:].encode() + b'"',
-     "application/json", None),
+    (
+        "escaped-echo",
+        b'{"name": "debug \\u' + f"{ord(TOKEN[0]):04x}".encode() + TOKEN[1:].encode() + b'"',
+        "application/json",
+        None,
+    ),
 ]
 
 #: bodies the runtime reads after all: no body (``{"result": null}``, which the schema admits), and valid
@@ -136,8 +140,13 @@ def server() -> Iterator[RawAnswerServer]:
 
 
 def _registry(package: Path, server: RawAnswerServer, store: ReceiptStore) -> Registry:
-    return Registry.from_dir(package, base_url=server.base_url, receipts=store,
-                             credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
+    return Registry.from_dir(
+        package,
+        base_url=server.base_url,
+        receipts=store,
+        credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}),
+        cursor_key=b"k" * 32,
+    )
 
 
 def _plain(text: str) -> str:
@@ -153,8 +162,15 @@ def _write(reg: Registry, key: str) -> dict[str, object]:
 @pytest.mark.parametrize("status", [200, 201, 204])
 @pytest.mark.parametrize("name,body,ctype,length", BODIES, ids=[b[0] for b in BODIES])
 def test_a_write_answered_2xx_completes_its_receipt_whatever_its_body(
-        package: Path, server: RawAnswerServer, any_receipt_store: ReceiptStore, status: int, name: str, body: bytes,
-        ctype: str | None, length: int | None) -> None:
+    package: Path,
+    server: RawAnswerServer,
+    any_receipt_store: ReceiptStore,
+    status: int,
+    name: str,
+    body: bytes,
+    ctype: str | None,
+    length: int | None,
+) -> None:
     reg = _registry(package, server, any_receipt_store)
     try:
         server.answer(status, body, content_type=ctype, length=length)
@@ -179,14 +195,18 @@ def test_a_write_answered_2xx_completes_its_receipt_whatever_its_body(
         again = _write(reg, key)
         assert again["ok"] is True and again["replayed"] is True, again
         assert server.requests == sent, "a replay sent the write again"
-        assert again["result"] == first["result"] and again.get("warnings") == first.get("warnings"), (first, again)
+        assert again["result"] == first["result"] and again.get("warnings") == first.get("warnings"), (
+            first,
+            again,
+        )
     finally:
         reg.close()
 
 
 @pytest.mark.parametrize("name,body,ctype,length", BODIES, ids=[b[0] for b in BODIES])
 def test_a_read_refuses_an_unreadable_answer_only_in_strict_mode(
-        package: Path, server: RawAnswerServer, name: str, body: bytes, ctype: str | None, length: int | None) -> None:
+    package: Path, server: RawAnswerServer, name: str, body: bytes, ctype: str | None, length: int | None
+) -> None:
     reg = _registry(package, server, MemoryReceiptStore())
     try:
         server.answer(200, body, content_type=ctype, length=length)
@@ -195,7 +215,10 @@ def test_a_read_refuses_an_unreadable_answer_only_in_strict_mode(
         text = json.dumps(warned, ensure_ascii=False)
         text.encode("utf-8")
         if name in READABLE:
-            assert strict["ok"] is True and warned["ok"] is True and not warned.get("warnings"), (strict, warned)
+            assert strict["ok"] is True and warned["ok"] is True and not warned.get("warnings"), (
+                strict,
+                warned,
+            )
         else:
             assert strict["ok"] is False and strict["error"]["code"] == "output_invalid", strict
             assert warned["ok"] is True and warned.get("warnings"), text[:600]
@@ -209,34 +232,60 @@ def test_a_read_refuses_an_unreadable_answer_only_in_strict_mode(
 
 
 def _ticket() -> dict[str, object]:
-    return {"id": "T-102", "subject": "Printer on fire", "status": "open", "priority": "high",
-            "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
-            "assignee": None, "tags": [], "followup_count": 0, "updated_at": "2025-02-01T11:00:00Z", "body": "text"}
+    return {
+        "id": "T-102",
+        "subject": "Printer on fire",
+        "status": "open",
+        "priority": "high",
+        "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
+        "assignee": None,
+        "tags": [],
+        "followup_count": 0,
+        "updated_at": "2025-02-01T11:00:00Z",
+        "body": "text",
+    }
 
 
-STEP_BODIES = [b for b in BODIES if b[0] in ("json-string", "text-labelled-json", "truncated", "invalid-utf8", "html",
-                                             "lone-surrogate")]
+STEP_BODIES = [
+    b
+    for b in BODIES
+    if b[0] in ("json-string", "text-labelled-json", "truncated", "invalid-utf8", "html", "lone-surrogate")
+]
 
 
 @pytest.mark.parametrize("name,body,ctype,length", STEP_BODIES, ids=[b[0] for b in STEP_BODIES])
 def test_a_composite_write_step_answered_2xx_is_done_whatever_its_body(
-        any_receipt_store: ReceiptStore, name: str, body: bytes, ctype: str | None, length: int | None) -> None:
+    any_receipt_store: ReceiptStore, name: str, body: bytes, ctype: str | None, length: int | None
+) -> None:
     with FaultServer(honours_keys=False) as fault:
         fault.route("GET", r"^/v1/tickets/T-[0-9]+$", body=_ticket())
-        fault.route("POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201,
-                    body=lambda req, n: {"id": f"F-{n}"})
-        fault.script("POST", r"^/v1/tickets/T-[0-9]+/followups$",
-                     Fault("reply", status=201, body=body, content_type=ctype or "application/json", write=True))
-        reg = Registry.from_dir(tickets_dir(), base_url=fault.base_url + "/v1", receipts=any_receipt_store,
-                                credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), cursor_key=b"k" * 32)
+        fault.route(
+            "POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201, body=lambda req, n: {"id": f"F-{n}"}
+        )
+        fault.script(
+            "POST",
+            r"^/v1/tickets/T-[0-9]+/followups$",
+            Fault("reply", status=201, body=body, content_type=ctype or "application/json", write=True),
+        )
+        reg = Registry.from_dir(
+            tickets_dir(),
+            base_url=fault.base_url + "/v1",
+            receipts=any_receipt_store,
+            credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}),
+            cursor_key=b"k" * 32,
+        )
         try:
             args = {"ticket_id": "T-102", "reason": "Customer waiting."}
             shown = reg.call("preview_escalate_ticket", args, actor=WRITER)
             assert shown.ok and shown.result is not None, shown.to_json()
             pid = str(shown.result["preview_id"])
             key = f"esc-{name}"
-            first = reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": key}, actor=WRITER,
-                             approval=Approval(pid)).to_json()
+            first = reg.call(
+                "record_escalate_ticket",
+                {"preview_id": pid, "action_id": key},
+                actor=WRITER,
+                approval=Approval(pid),
+            ).to_json()
             note = step_key("record_escalate_ticket", key, "note")
             step = any_receipt_store.get("tickets/record_escalate_ticket.note", note)
             assert step is not None and step.state == "completed", (step, first)
@@ -250,10 +299,16 @@ def test_a_composite_write_step_answered_2xx_is_done_whatever_its_body(
                 assert "cannot be read" in steps["note"]["warning"], first
             json.dumps(first, ensure_ascii=False).encode("utf-8")
             writes = fault.side_effects_for(note)
-            again = reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": key}, actor=WRITER,
-                             approval=Approval(pid)).to_json()
+            again = reg.call(
+                "record_escalate_ticket",
+                {"preview_id": pid, "action_id": key},
+                actor=WRITER,
+                approval=Approval(pid),
+            ).to_json()
             assert fault.side_effects_for(note) == writes == 1, "the step was sent again"
-            assert again["ok"] is True and again["replayed"] is True and again["result"] == first["result"], again
+            assert again["ok"] is True and again["replayed"] is True and again["result"] == first["result"], (
+                again
+            )
         finally:
             reg.close()
 
@@ -262,22 +317,31 @@ def test_a_composite_write_step_answered_2xx_is_done_whatever_its_body(
 # the property: any JSON text, with any escapes, is read without raising, and completes a write
 
 _ESCAPE = st.integers(0, 0xFFFF).map(lambda unit: f"\\u{unit:04x}" if unit % 2 else f"\\u{unit:04X}")
-_PIECE = st.one_of(_ESCAPE, st.text(st.characters(exclude_characters='"\\', exclude_categories=("Cs", "Cc")),
-                                     max_size=4), st.sampled_from(["\\n", "\\\\", '\\"', "\\/"]))
+_PIECE = st.one_of(
+    _ESCAPE,
+    st.text(st.characters(exclude_characters='"\\', exclude_categories=("Cs", "Cc")), max_size=4),
+    st.sampled_from(["\\n", "\\\\", '\\"', "\\/"]),
+)
 _STRING = st.lists(_PIECE, max_size=8).map(lambda parts: '"' + "".join(parts) + '"')
 _JSON_TEXT = st.recursive(
     st.one_of(_STRING, st.sampled_from(["1", "-0.5", "true", "null"])),
     lambda inner: st.one_of(
         st.lists(inner, max_size=4).map(lambda items: "[" + ",".join(items) + "]"),
         st.lists(st.tuples(_STRING, inner), max_size=4).map(
-            lambda pairs: "{" + ",".join(f"{k}:{v}" for k, v in pairs) + "}")),
-    max_leaves=12)
+            lambda pairs: "{" + ",".join(f"{k}:{v}" for k, v in pairs) + "}"
+        ),
+    ),
+    max_leaves=12,
+)
 
 
-@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=_JSON_TEXT, status=st.sampled_from([200, 201]), ctype=st.sampled_from(["application/json", None]))
 def test_any_json_text_is_read_without_raising_and_completes_a_write(
-        package: Path, server: RawAnswerServer, text: str, status: int, ctype: str | None) -> None:
+    package: Path, server: RawAnswerServer, text: str, status: int, ctype: str | None
+) -> None:
     body = text.encode("utf-8")
     json.loads(text)  # valid JSON, lone surrogates included
     reg = _registry(package, server, MemoryReceiptStore())
@@ -301,12 +365,15 @@ ASYNC_BODIES = [b for b in BODIES if b[0] in ("cut-connection", "json-string")]
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("name,body,ctype,length", ASYNC_BODIES, ids=[b[0] for b in ASYNC_BODIES])
-async def test_the_async_driver_completes_the_receipt_too(package: Path, server: RawAnswerServer, name: str,
-                                                          body: bytes, ctype: str | None, length: int | None) -> None:
+async def test_the_async_driver_completes_the_receipt_too(
+    package: Path, server: RawAnswerServer, name: str, body: bytes, ctype: str | None, length: int | None
+) -> None:
     reg = _registry(package, server, MemoryReceiptStore())
     try:
         server.answer(201, body, content_type=ctype, length=length)
-        res = await reg.acall("record_create_component", {"name": "Comp", "action_id": f"a-{name}"}, actor=ACTOR)
+        res = await reg.acall(
+            "record_create_component", {"name": "Comp", "action_id": f"a-{name}"}, actor=ACTOR
+        )
         assert res.ok and res.warnings and res.status == 201, res.to_json()
         receipt = reg.receipts.get("jira/record_create_component", f"a-{name}")
         assert receipt is not None and receipt.state == "completed", receipt
@@ -315,18 +382,27 @@ async def test_the_async_driver_completes_the_receipt_too(package: Path, server:
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(before=st.text(max_size=300), after=st.text(max_size=300), secret=st.text(st.characters(codec="ascii",
-       categories=("L", "N")), min_size=6, max_size=40),
-       encoding=st.sampled_from(["utf-8", "utf-16", "utf-16-le", "utf-32", "latin-1"]), declared=st.booleans())
-def test_an_excerpt_never_shows_a_secret_and_is_bounded(before: str, after: str, secret: str, encoding: str,
-                                                        declared: bool) -> None:
+@given(
+    before=st.text(max_size=300),
+    after=st.text(max_size=300),
+    secret=st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=6, max_size=40),
+    encoding=st.sampled_from(["utf-8", "utf-16", "utf-16-le", "utf-32", "latin-1"]),
+    declared=st.booleans(),
+)
+def test_an_excerpt_never_shows_a_secret_and_is_bounded(
+    before: str, after: str, secret: str, encoding: str, declared: bool
+) -> None:
     """Whatever the text around it and however the body is encoded (declared in ``charset`` or not),
     the excerpt of a body echoing the call's secret shows it in no readable form."""
     try:
         content = (before + secret + after).encode(encoding)
     except UnicodeEncodeError:
-        content = (before.encode(encoding, "replace") + secret.encode(encoding) + after.encode(encoding, "replace"))
-    headers = httpx.Headers({"content-type": f"text/plain; charset={encoding}" if declared else "application/json"})
+        content = (
+            before.encode(encoding, "replace") + secret.encode(encoding) + after.encode(encoding, "replace")
+        )
+    headers = httpx.Headers(
+        {"content-type": f"text/plain; charset={encoding}" if declared else "application/json"}
+    )
     shown = excerpt(creds.scrub_bytes(content, [secret]), headers, [secret])
     assert len(shown) <= EXCERPT_CHARS + 1
     assert secret not in _plain(json.dumps(shown, ensure_ascii=False)), shown

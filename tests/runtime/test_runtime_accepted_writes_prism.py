@@ -59,8 +59,11 @@ def prism_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         port = int(sock.getsockname()[1])
     log = tmp_path_factory.mktemp("prism") / "prism.log"
     with log.open("w", encoding="utf-8") as out:
-        proc = subprocess.Popen([binary, "mock", str(SPEC), "-p", str(port), "-h", "127.0.0.1"], stdout=out,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [binary, "mock", str(SPEC), "-p", str(port), "-h", "127.0.0.1"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 90
         while "Prism is listening" not in log.read_text(encoding="utf-8", errors="replace"):
@@ -79,24 +82,34 @@ def prism_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory, prism_url: str) -> Iterator[Registry]:
     out = build(tmp_path_factory.mktemp("jira-shaped"), SPEC, INTENTS, name="jira", emit="mcp,policy").out
-    reg = Registry.from_dir(out, base_url=prism_url, receipts=MemoryReceiptStore(), cursor_key=b"k" * 32,
-                            credentials=StaticCredentials({"JIRA_BASIC": "user@example.com:api-token"}))
+    reg = Registry.from_dir(
+        out,
+        base_url=prism_url,
+        receipts=MemoryReceiptStore(),
+        cursor_key=b"k" * 32,
+        credentials=StaticCredentials({"JIRA_BASIC": "user@example.com:api-token"}),
+    )
     yield reg
     reg.close()
 
 
 @pytest.mark.parametrize("tool,args", WRITES, ids=[w[0] for w in WRITES])
-def test_a_write_prism_answers_with_a_string_or_number_is_a_known_success(registry: Registry, tool: str,
-                                                                          args: dict[str, object]) -> None:
+def test_a_write_prism_answers_with_a_string_or_number_is_a_known_success(
+    registry: Registry, tool: str, args: dict[str, object]
+) -> None:
     shown = registry.call(f"preview_{tool}", args, actor=ACTOR)
     assert shown.ok and shown.result is not None, shown.to_json()
     pid = str(shown.result["preview_id"])
-    first = registry.call(f"record_{tool}", {"preview_id": pid, "action_id": f"{tool}-1"}, actor=ACTOR,
-                          approval=Approval(pid))
+    first = registry.call(
+        f"record_{tool}", {"preview_id": pid, "action_id": f"{tool}-1"}, actor=ACTOR, approval=Approval(pid)
+    )
     assert first.ok and first.status in (200, 201) and first.warnings, first.to_json()
     assert first.result is not None and first.result["_unreadable_body"]["excerpt"], first.to_json()
     receipt = registry.receipts.get(f"jira/record_{tool}", f"{tool}-1")
     assert receipt is not None and receipt.state == "completed", receipt
-    again = registry.call(f"record_{tool}", {"preview_id": pid, "action_id": f"{tool}-1"}, actor=ACTOR,
-                          approval=Approval(pid))
-    assert again.replayed and again.result == first.result and again.warnings == first.warnings, again.to_json()
+    again = registry.call(
+        f"record_{tool}", {"preview_id": pid, "action_id": f"{tool}-1"}, actor=ACTOR, approval=Approval(pid)
+    )
+    assert again.replayed and again.result == first.result and again.warnings == first.warnings, (
+        again.to_json()
+    )

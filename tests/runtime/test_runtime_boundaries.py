@@ -99,12 +99,18 @@ def test_04_invalid_arguments(registry: Registry, server: TicketsServer) -> None
     valid = {"ticket_id": "T-102", "note": "hi", "visibility": "internal", "action_id": "a1"}
     for change, pointer in cases:
         args = {**valid, **change}
-        res = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=Approval("sha256:x"))
+        res = call_record(
+            registry, "record_ticket_followup", args, actor=WRITER, approval=Approval("sha256:x")
+        )
         assert res.error is not None and res.error.code == "invalid_arguments", args
         assert res.error.details["pointer"] == pointer, (args, res.error.details)
         assert res.error.retryable is False and res.error.category == "validation"
-    missing = call_record(registry, "record_ticket_followup", {"ticket_id": "T-102", "visibility": "public",
-                                                       "action_id": "a1"}, actor=WRITER)
+    missing = call_record(
+        registry,
+        "record_ticket_followup",
+        {"ticket_id": "T-102", "visibility": "public", "action_id": "a1"},
+        actor=WRITER,
+    )
     assert missing.error is not None and missing.error.code == "invalid_arguments"
     assert "note" in missing.error.message and missing.error.details["pointer"] == "/note"
     assert missing.error.details["keyword"] == "required"
@@ -116,12 +122,18 @@ def test_04_invalid_arguments(registry: Registry, server: TicketsServer) -> None
 # 5. permission boundary ----------------------------------------------------------------------------
 def test_05_permission_boundary(registry: Registry, server: TicketsServer) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
-    res = call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-0005"), actor=READER,
-                        approval=approval)  # approved, but the actor only reads: approval is not permission
+    res = call_record(
+        registry, "record_ticket_followup", dict(NOTE, action_id="act-0005"), actor=READER, approval=approval
+    )  # approved, but the actor only reads: approval is not permission
     assert res.error is not None and res.error.code == "permission_denied"
     assert res.error.retryable is False and res.error.details["missing"] == ["ticket:write"]
-    delete = call_record(registry, "record_ticket_delete", {"ticket_id": "T-102", "action_id": "d-1"}, actor=WRITER,
-                           approval=approve(registry, "preview_ticket_delete", {"ticket_id": "T-102"}))
+    delete = call_record(
+        registry,
+        "record_ticket_delete",
+        {"ticket_id": "T-102", "action_id": "d-1"},
+        actor=WRITER,
+        approval=approve(registry, "preview_ticket_delete", {"ticket_id": "T-102"}),
+    )
     assert delete.error is not None and delete.error.code == "permission_denied"
     assert post_count(server) == 0 and sum(server.side_effects.values()) == 0
     assert "T-102" in server.state.tickets
@@ -146,11 +158,21 @@ def test_06_duplicate_action_replayed_once(registry: Registry, server: TicketsSe
 # 7. idempotency conflict ---------------------------------------------------------------------------
 def test_07_idempotency_conflict(registry: Registry, server: TicketsServer) -> None:
     first_args = dict(NOTE, action_id="act-0007")
-    assert call_record(registry, "record_ticket_followup", first_args, actor=WRITER,
-                         approval=approve(registry, "preview_ticket_followup", NOTE)).ok
+    assert call_record(
+        registry,
+        "record_ticket_followup",
+        first_args,
+        actor=WRITER,
+        approval=approve(registry, "preview_ticket_followup", NOTE),
+    ).ok
     changed = dict(NOTE, note="A different note.")
-    res = call_record(registry, "record_ticket_followup", dict(changed, action_id="act-0007"), actor=WRITER,
-                        approval=approve(registry, "preview_ticket_followup", changed))
+    res = call_record(
+        registry,
+        "record_ticket_followup",
+        dict(changed, action_id="act-0007"),
+        actor=WRITER,
+        approval=approve(registry, "preview_ticket_followup", changed),
+    )
     assert res.error is not None and res.error.code == "idempotency_conflict"
     assert res.error.category == "conflict" and res.error.retryable is False
     assert post_count(server) == 1 and server.side_effects["addFollowup"] == 1
@@ -173,8 +195,15 @@ def test_08_transient_timeout(registry: Registry, server: TicketsServer) -> None
     # with time to spare the same tool works (the server is slow, not broken)
     server.state.history_delay = 0.0
     ok = registry.call("get_ticket_history", {"ticket_id": "T-102"}, actor=READER)
-    assert ok.ok and ok.result == {"entries": [{"at": ok.result["entries"][0]["at"], "event": "created",  # type: ignore[index]
-                                                "actor": "customer"}]}
+    assert ok.ok and ok.result == {
+        "entries": [
+            {
+                "at": ok.result["entries"][0]["at"],  # type: ignore[index]
+                "event": "created",
+                "actor": "customer",
+            }
+        ]
+    }
 
 
 # 9. bounded list with cursor -----------------------------------------------------------------------
@@ -250,14 +279,24 @@ def test_11_invalid_cursor(registry: Registry, server: TicketsServer) -> None:
 # extra: approval bound to another preview ----------------------------------------------------------
 def test_approval_for_other_arguments_is_rejected(registry: Registry, server: TicketsServer) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
-    res = call_record(registry, "record_ticket_followup", dict(NOTE, note="Something else", action_id="act-x"),
-                        actor=WRITER, approval=approval)
+    res = call_record(
+        registry,
+        "record_ticket_followup",
+        dict(NOTE, note="Something else", action_id="act-x"),
+        actor=WRITER,
+        approval=approval,
+    )
     assert res.error is not None and res.error.code == "approval_mismatch"
     assert res.error.retryable is False
     # the approval of one intent does not carry over to another with the same arguments
     delete_approval = approve(registry, "preview_ticket_delete", {"ticket_id": "T-102"})
-    res2 = call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-y"), actor=WRITER,
-                         approval=delete_approval)
+    res2 = call_record(
+        registry,
+        "record_ticket_followup",
+        dict(NOTE, action_id="act-y"),
+        actor=WRITER,
+        approval=delete_approval,
+    )
     assert res2.error is not None and res2.error.code == "approval_mismatch"
     assert post_count(server) == 0 and server.side_effects["addFollowup"] == 0
 
@@ -265,9 +304,13 @@ def test_approval_for_other_arguments_is_rejected(registry: Registry, server: Ti
 def test_destructive_write_end_to_end(registry: Registry, server: TicketsServer) -> None:
     args = {"ticket_id": "T-110"}
     approval = approve(registry, "preview_ticket_delete", args)
-    res = call_record(registry, "record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval)
+    res = call_record(
+        registry, "record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval
+    )
     assert res.ok and res.status == 204 and res.result == {"status": 204}, res.to_json()
-    again = call_record(registry, "record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval)
+    again = call_record(
+        registry, "record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval
+    )
     assert again.ok and again.replayed
     assert server.side_effects["deleteTicket"] == 1 and len(server.requests_for("DELETE")) == 1
     assert "Idempotency-Key" not in server.requests_for("DELETE")[0].headers  # send_as: none
@@ -278,19 +321,33 @@ def test_restart_between_identical_writes_still_replays(server: TicketsServer, t
     db = tmp_path / "receipts.sqlite3"
 
     def fresh() -> Registry:
-        return Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                                 credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                                 receipts=SqliteReceiptStore(db), cursor_key=b"k" * 32)
+        return Registry.from_dir(
+            tickets_dir(),
+            base_url=server.base_url,
+            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+            receipts=SqliteReceiptStore(db),
+            cursor_key=b"k" * 32,
+        )
 
     first_reg = fresh()
     approval = approve(first_reg, "preview_ticket_followup", NOTE)
-    first = call_record(first_reg, "record_ticket_followup", dict(NOTE, action_id="act-restart"), actor=WRITER,
-                           approval=approval)
+    first = call_record(
+        first_reg,
+        "record_ticket_followup",
+        dict(NOTE, action_id="act-restart"),
+        actor=WRITER,
+        approval=approval,
+    )
     assert first.ok and not first.replayed
     first_reg.close()  # "restart": a new process would open the same file
     second_reg = fresh()
-    second = call_record(second_reg, "record_ticket_followup", dict(NOTE, action_id="act-restart"), actor=WRITER,
-                             approval=approval)
+    second = call_record(
+        second_reg,
+        "record_ticket_followup",
+        dict(NOTE, action_id="act-restart"),
+        actor=WRITER,
+        approval=approval,
+    )
     second_reg.close()
     assert second.ok and second.replayed and second.result == first.result
     assert post_count(server) == 1 and server.side_effects["addFollowup"] == 1
@@ -302,14 +359,17 @@ def _write_attempts(registry: Registry, tool: str) -> int:
     return int(retry["max_attempts"]) if "timeout" in retry.get("on", []) else 1
 
 
-def test_write_timeout_result_unknown_then_retry_does_not_write_twice(registry: Registry,
-                                                                       server: TicketsServer) -> None:
+def test_write_timeout_result_unknown_then_retry_does_not_write_twice(
+    registry: Registry, server: TicketsServer
+) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
     args = dict(NOTE, action_id="act-timeout")
     # the first attempt commits and loses its answer; any automatic retry stalls too
     server.stall_next(1.2, after_commit=True)
     server.stall_next(1.2, after_commit=False, count=_write_attempts(registry, "record_ticket_followup") - 1)
-    res = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=approval, timeout_ms=300)
+    res = call_record(
+        registry, "record_ticket_followup", args, actor=WRITER, approval=approval, timeout_ms=300
+    )
     server.state.stall.clear()
     assert res.error is not None and res.error.code == "result_unknown"
     assert res.error.result_known is False
@@ -323,15 +383,23 @@ def test_write_timeout_result_unknown_then_retry_does_not_write_twice(registry: 
     assert third.ok and third.replayed and post_count(server) >= 2 and server.side_effects["addFollowup"] == 1
 
 
-def test_keyed_write_with_lost_answer_is_retried_automatically(registry: Registry, server: TicketsServer) -> None:
+def test_keyed_write_with_lost_answer_is_retried_automatically(
+    registry: Registry, server: TicketsServer
+) -> None:
     """When the policy allows retrying timeouts and the key is forwarded, the runtime resends by
     itself; the API deduplicates the key, so the note is written once and the call succeeds."""
     if _write_attempts(registry, "record_ticket_followup") < 2:
         pytest.skip("the policy row does not allow retrying a timed-out write")
     approval = approve(registry, "preview_ticket_followup", NOTE)
     server.stall_next(1.2, after_commit=True)
-    res = call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-auto"), actor=WRITER,
-                        approval=approval, timeout_ms=300)
+    res = call_record(
+        registry,
+        "record_ticket_followup",
+        dict(NOTE, action_id="act-auto"),
+        actor=WRITER,
+        approval=approval,
+        timeout_ms=300,
+    )
     assert res.ok and res.attempts == 2, res.to_json()
     assert post_count(server) == 2 and server.side_effects["addFollowup"] == 1
 
@@ -340,13 +408,23 @@ def test_write_timeout_without_forwarded_key_is_not_resent(registry: Registry, s
     args = {"ticket_id": "T-120"}
     approval = approve(registry, "preview_ticket_delete", args)
     server.stall_next(1.2, after_commit=True)
-    res = call_record(registry, "record_ticket_delete", dict(args, action_id="del-t"), actor=ADMIN, approval=approval,
-                        timeout_ms=300)
+    res = call_record(
+        registry,
+        "record_ticket_delete",
+        dict(args, action_id="del-t"),
+        actor=ADMIN,
+        approval=approval,
+        timeout_ms=300,
+    )
     server.state.stall.clear()
     assert res.error is not None and res.error.code == "result_unknown"
     assert res.error.result_known is False and res.error.retryable is False
-    retry = call_record(registry, "record_ticket_delete", dict(args, action_id="del-t"), actor=ADMIN, approval=approval)
-    assert retry.error is not None and retry.error.code == "result_unknown" and retry.error.result_known is False
+    retry = call_record(
+        registry, "record_ticket_delete", dict(args, action_id="del-t"), actor=ADMIN, approval=approval
+    )
+    assert (
+        retry.error is not None and retry.error.code == "result_unknown" and retry.error.result_known is False
+    )
     assert len(server.requests_for("DELETE")) == 1 and server.side_effects["deleteTicket"] == 1
 
 
@@ -354,20 +432,34 @@ def test_pending_receipt_after_crash(server: TicketsServer, tmp_path: Path) -> N
     """A receipt left *pending* by a crashed process: the next attempt must not write blindly."""
     db = tmp_path / "r.sqlite3"
     store = SqliteReceiptStore(db)
-    reg = Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), receipts=store)
+    reg = Registry.from_dir(
+        tickets_dir(),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=store,
+    )
     approval = approve(reg, "preview_ticket_delete", {"ticket_id": "T-130"})
     # the crashed process got as far as writing its pending receipt, long ago
     assert store.begin("tickets/record_ticket_delete", "del-crash", approval.preview_id, "admin") is None
     store._conn.execute("UPDATE receipts SET updated_at = updated_at - 3600")
-    res = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-crash"}, actor=ADMIN,
-                   approval=approval)
+    res = call_record(
+        reg,
+        "record_ticket_delete",
+        {"ticket_id": "T-130", "action_id": "del-crash"},
+        actor=ADMIN,
+        approval=approval,
+    )
     assert res.error is not None and res.error.code == "result_unknown" and res.error.result_known is False
     assert len(server.requests_for("DELETE")) == 0
     # a fresh pending receipt (another worker is mid-call) is reported as in progress
     assert store.begin("tickets/record_ticket_delete", "del-busy", approval.preview_id, "admin") is None
-    busy = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
-                    approval=Approval(approval.preview_id, approval_id="second approval"))
+    busy = call_record(
+        reg,
+        "record_ticket_delete",
+        {"ticket_id": "T-130", "action_id": "del-busy"},
+        actor=ADMIN,
+        approval=Approval(approval.preview_id, approval_id="second approval"),
+    )
     assert busy.error is not None and busy.error.code == "idempotency_in_progress" and busy.error.retryable
     reg.close()
 
@@ -378,8 +470,11 @@ def test_missing_credential_names_the_env_var(server: TicketsServer) -> None:
     assert res.error is not None and res.error.code == "missing_credential"
     assert "TICKETS_TOKEN" in res.error.message and res.error.details["secrets"] == ["TICKETS_TOKEN"]
     assert len(server.state.requests) == 0
-    wrong = Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                              credentials=StaticCredentials({"TICKETS_TOKEN": "nope-secret-value"}))
+    wrong = Registry.from_dir(
+        tickets_dir(),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": "nope-secret-value"}),
+    )
     denied = wrong.call("get_ticket", {"ticket_id": "T-102"}, actor=READER)
     assert denied.error is not None and denied.error.code == "upstream_unauthorized"
     assert "nope-secret-value" not in str(denied.to_json())
@@ -387,32 +482,42 @@ def test_missing_credential_names_the_env_var(server: TicketsServer) -> None:
 
 def test_audit_events_carry_no_argument_values_or_secrets(registry: Registry, server: TicketsServer) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
-    call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-audit"), actor=WRITER, approval=approval)
+    call_record(
+        registry, "record_ticket_followup", dict(NOTE, action_id="act-audit"), actor=WRITER, approval=approval
+    )
     sink = registry.audit
     assert isinstance(sink, MemoryAuditSink)
     text = str([e.to_json() for e in sink.events])
     assert server.token not in text and NOTE["note"] not in text
     decisions = [(e.step, e.decision) for e in sink.events if e.tool == "record_ticket_followup"]
     assert ("approval", "allow") in decisions and ("idempotency", "new") in decisions
-    assert all(e.fingerprint == approval.preview_id for e in sink.events
-               if e.tool == "record_ticket_followup" and e.step != "find")
+    assert all(
+        e.fingerprint == approval.preview_id
+        for e in sink.events
+        if e.tool == "record_ticket_followup" and e.step != "find"
+    )
 
 
 @pytest.mark.anyio
 async def test_async_call_path(server: TicketsServer, tmp_path: Path) -> None:
-    reg = Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                            receipts=SqliteReceiptStore(tmp_path / "a.sqlite3"))
+    reg = Registry.from_dir(
+        tickets_dir(),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=SqliteReceiptStore(tmp_path / "a.sqlite3"),
+    )
     try:
         res = await reg.acall("get_ticket", {"ticket_id": "T-102"}, actor=READER)
         assert res.ok and res.result is not None and res.result["id"] == "T-102"
         preview = await reg.acall("preview_ticket_followup", NOTE, actor=WRITER)
         assert preview.result is not None
         approval = Approval(preview.result["preview_id"])
-        w1 = await acall_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER,
-                             approval=approval)
-        w2 = await acall_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER,
-                             approval=approval)
+        w1 = await acall_record(
+            reg, "record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER, approval=approval
+        )
+        w2 = await acall_record(
+            reg, "record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER, approval=approval
+        )
         assert w1.ok and not w1.replayed and w2.ok and w2.replayed
         assert server.side_effects["addFollowup"] == 1
     finally:
@@ -429,8 +534,9 @@ def test_registry_from_generated_python_package(server: TicketsServer) -> None:
     import json
 
     init = tickets_dir() / "__init__.py"
-    spec = importlib.util.spec_from_file_location("generated_tickets_pkg", init,
-                                                  submodule_search_locations=[str(tickets_dir())])
+    spec = importlib.util.spec_from_file_location(
+        "generated_tickets_pkg", init, submodule_search_locations=[str(tickets_dir())]
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     import sys
@@ -440,10 +546,13 @@ def test_registry_from_generated_python_package(server: TicketsServer) -> None:
         spec.loader.exec_module(module)
     finally:
         sys.modules.pop(spec.name, None)
-    from_pkg = Registry.from_package(module, base_url=server.base_url,
-                                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}))
+    from_pkg = Registry.from_package(
+        module, base_url=server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": server.token})
+    )
     assert from_pkg.policy == json.loads((tickets_dir() / "policy.json").read_text())
-    assert from_pkg.catalog() == sorted(json.loads((tickets_dir() / "mcp.json").read_text()), key=lambda t: t["name"])
+    assert from_pkg.catalog() == sorted(
+        json.loads((tickets_dir() / "mcp.json").read_text()), key=lambda t: t["name"]
+    )
     res = from_pkg.call("get_ticket", {"ticket_id": "T-101"}, actor=READER)
     assert res.ok and res.result is not None and res.result["id"] == "T-101"
     from_pkg.close()

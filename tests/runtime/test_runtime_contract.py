@@ -41,16 +41,22 @@ def test_tickets_contract_covers_every_kind() -> None:
     kinds = {c.kind for c in TICKETS_CASES}
     assert kinds == {"missing_required", "wrong_type", "no_scope", "no_approval", "replay", "conflict"}
     assert {c.id for c in TICKETS_CASES} >= {
-        "record_ticket_followup:replay", "record_ticket_followup:conflict", "record_ticket_delete:no_approval",
-        "get_ticket:no_scope", "list_tickets:wrong_type",
+        "record_ticket_followup:replay",
+        "record_ticket_followup:conflict",
+        "record_ticket_delete:no_approval",
+        "get_ticket:no_scope",
+        "list_tickets:wrong_type",
     }
 
 
 @pytest.mark.parametrize("case", TICKETS_CASES, ids=[c.id for c in TICKETS_CASES])
 def test_tickets_contract_against_real_server(case, server: TicketsServer) -> None:  # type: ignore[no-untyped-def]
-    reg = Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                            receipts=MemoryReceiptStore())
+    reg = Registry.from_dir(
+        tickets_dir(),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+    )
     try:
         run_case(reg, case, lambda: len(server.state.requests))
     except CannotSynthesise as exc:
@@ -78,8 +84,17 @@ def test_contract_against_recording_stub(folder: Path, case, recorder: Recording
         reg.close()
 
 
-@pytest.mark.parametrize("pattern", [r"^T-[0-9]+$", r"^[a-z]{3,5}_\d{2}$", r"^(cus|acct)_[A-Za-z0-9]+$",
-                                     r"^[^/]+$", r"^\w+(\.\w+)*@\w+\.com$", r"^v[0-9]+(\.[0-9]+){2}$"])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^T-[0-9]+$",
+        r"^[a-z]{3,5}_\d{2}$",
+        r"^(cus|acct)_[A-Za-z0-9]+$",
+        r"^[^/]+$",
+        r"^\w+(\.\w+)*@\w+\.com$",
+        r"^v[0-9]+(\.[0-9]+){2}$",
+    ],
+)
 def test_pattern_synthesis(pattern: str) -> None:
     import re
 

@@ -61,13 +61,33 @@ def _call(server: TicketsServer, receipts: Path, args: dict[str, object]) -> sub
     env = {**os.environ, "TICKETS_TOKEN": server.token}
     env.pop("TOOLGEN_CURSOR_KEY", None)
     return subprocess.run(
-        [sys.executable, "-m", "toolgen", "call", str(tickets_dir()), "list_tickets", "--scopes", "ticket:read",
-         "--base-url", server.base_url, "--receipts", str(receipts), "--args", json.dumps(args)],
-        capture_output=True, text=True, env=env, timeout=120, check=False)
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "call",
+            str(tickets_dir()),
+            "list_tickets",
+            "--scopes",
+            "ticket:read",
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            str(receipts),
+            "--args",
+            json.dumps(args),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_successive_calls_over_an_empty_key_file_do_not_each_pick_a_key(
-        tmp_path: Path, server: TicketsServer) -> None:
+    tmp_path: Path, server: TicketsServer
+) -> None:
     receipts = tmp_path / "receipts.sqlite3"
     (tmp_path / "cursor.key").write_bytes(b"")
     (tmp_path / "cursor.key").chmod(0o600)

@@ -98,8 +98,11 @@ def server() -> Iterator[RecordingServer]:
 
 @pytest.fixture(scope="module")
 def registry(package: Path, server: RecordingServer) -> Iterator[Registry]:
-    reg = Registry.from_dir(package, base_url=server.base_url,
-                            credentials=StaticCredentials({"FILES_KEY": "k3y", "FILES_SID": "s3ssion"}))
+    reg = Registry.from_dir(
+        package,
+        base_url=server.base_url,
+        credentials=StaticCredentials({"FILES_KEY": "k3y", "FILES_SID": "s3ssion"}),
+    )
     yield reg
     reg.close()
 
@@ -110,13 +113,28 @@ def _call(registry: Registry, server: RecordingServer, args: dict[str, Any]) -> 
     return result, list(server.requests)
 
 
-@pytest.mark.parametrize("name", [*TAKEN_QUERY, "USER_ID", "Include_Deleted", "PER_PAGE",
-                                  # what PHP, Rails and qs read as user_id or a member of it
-                                  "user.id", "user id", " user_id", "user_id[]", "user_id[x]", "API.KEY",
-                                  # a method override Laravel, Symfony and Rack honour on a POST
-                                  "_method", "_METHOD"])
-def test_an_exploded_member_never_names_another_query_parameter(registry: Registry, server: RecordingServer,
-                                                                name: str) -> None:
+@pytest.mark.parametrize(
+    "name",
+    [
+        *TAKEN_QUERY,
+        "USER_ID",
+        "Include_Deleted",
+        "PER_PAGE",
+        # what PHP, Rails and qs read as user_id or a member of it
+        "user.id",
+        "user id",
+        " user_id",
+        "user_id[]",
+        "user_id[x]",
+        "API.KEY",
+        # a method override Laravel, Symfony and Rack honour on a POST
+        "_method",
+        "_METHOD",
+    ],
+)
+def test_an_exploded_member_never_names_another_query_parameter(
+    registry: Registry, server: RecordingServer, name: str
+) -> None:
     result, sent = _call(registry, server, {"filter": {"status": "open", name: "7"}})
     assert not sent, f"filter member {name!r} reached the API: {sent[0].raw_query}"
     assert result.error is not None and result.error.code == "invalid_arguments", result.to_json()
@@ -127,12 +145,17 @@ def test_other_exploded_members_are_sent_as_parameters(registry: Registry, serve
     result, sent = _call(registry, server, {"filter": {"status": "open", "kind": "doc"}, "page_size": 10})
     assert result.ok, result.to_json()
     assert [(k, v) for k, v in sent[0].query if k not in ("api_key",)] == [
-        ("user_id", "5"), ("kind", "doc"), ("status", "open"), ("per_page", "10")]
+        ("user_id", "5"),
+        ("kind", "doc"),
+        ("status", "open"),
+        ("per_page", "10"),
+    ]
 
 
 @pytest.mark.parametrize("name", [*TAKEN_COOKIES, "SID"])
-def test_an_exploded_cookie_never_names_another_cookie(registry: Registry, server: RecordingServer,
-                                                       name: str) -> None:
+def test_an_exploded_cookie_never_names_another_cookie(
+    registry: Registry, server: RecordingServer, name: str
+) -> None:
     result, sent = _call(registry, server, {"prefs": {name: "mine"}})
     assert not sent, f"cookie member {name!r} reached the API: {sent[0].header('cookie')}"
     assert result.error is not None and result.error.code == "invalid_arguments", result.to_json()
@@ -140,20 +163,31 @@ def test_an_exploded_cookie_never_names_another_cookie(registry: Registry, serve
 
 
 @pytest.mark.parametrize("name", ["a=b; session", "lang; sid", "x\r\nX-Evil", "é", "", "a b", "a,b", 'q"'])
-def test_a_cookie_name_outside_the_token_grammar_is_refused(registry: Registry, server: RecordingServer,
-                                                            name: str) -> None:
+def test_a_cookie_name_outside_the_token_grammar_is_refused(
+    registry: Registry, server: RecordingServer, name: str
+) -> None:
     result, sent = _call(registry, server, {"prefs": {name: "v"}})
     assert not sent, f"cookie member {name!r} reached the API: {sent[0].header('cookie')}"
     assert result.error is not None and result.error.code == "invalid_arguments", result.to_json()
     assert result.error.details["pointer"] == "/prefs/" + name.replace("~", "~0").replace("/", "~1")
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.dictionaries(st.text(max_size=12), st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E,
-                                                                          exclude_characters='",;\\'), max_size=8),
-                       max_size=3))
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.dictionaries(
+        st.text(max_size=12),
+        st.text(
+            alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters='",;\\'),
+            max_size=8,
+        ),
+        max_size=3,
+    )
+)
 def test_cookie_members_arrive_as_exactly_those_cookies_or_are_refused(
-        registry: Registry, server: RecordingServer, prefs: dict[str, str]) -> None:
+    registry: Registry, server: RecordingServer, prefs: dict[str, str]
+) -> None:
     result, sent = _call(registry, server, {"prefs": prefs})
     if not result.ok:
         assert result.error is not None and result.error.code == "invalid_arguments", result.to_json()
@@ -195,12 +229,21 @@ def test_a_content_parameter_is_sent_as_one_json_value(tmp_path: Path) -> None:
     one value in that media type: the object as JSON text, never spread into `composition=and`."""
     spec = tmp_path / "openapi.yaml"
     spec.write_text(CONTENT_SPEC, encoding="utf-8")
-    out = build(tmp_path, spec, "tools:\n  list_nodes: {operation: listNodes, effect: read, permission: [n:read], "
-                                "description: List nodes.}\n", name="nodes", emit="mcp,policy").out
+    out = build(
+        tmp_path,
+        spec,
+        "tools:\n  list_nodes: {operation: listNodes, effect: read, permission: [n:read], "
+        "description: List nodes.}\n",
+        name="nodes",
+        emit="mcp,policy",
+    ).out
     with RecordingServer() as srv:
         reg = Registry.from_dir(out, base_url=srv.base_url)
-        res = reg.call("list_nodes", {"query": {"where": ["a", "b"], "composition": "and"},
-                                      "x_metadata": {"tag": "t1"}}, actor=Actor.of("n", ["n:read"]))
+        res = reg.call(
+            "list_nodes",
+            {"query": {"where": ["a", "b"], "composition": "and"}, "x_metadata": {"tag": "t1"}},
+            actor=Actor.of("n", ["n:read"]),
+        )
         assert res.ok, res.to_json()
         assert srv.last.query == [("query", '{"composition":"and","where":["a","b"]}')], srv.last.raw_query
         assert srv.last.header("x-metadata") == '{"tag":"t1"}'

@@ -93,8 +93,9 @@ class Opaque:
 
 
 SURROGATES = st.text(alphabet=st.characters(categories=["Cs"]), min_size=1, max_size=3)
-AWKWARD = st.text(alphabet=st.sampled_from(["\r", "\n", "\x00", ".", "/", "[", "]", "é", "%", "?", "#", " "]),
-                  max_size=6)
+AWKWARD = st.text(
+    alphabet=st.sampled_from(["\r", "\n", "\x00", ".", "/", "[", "]", "é", "%", "?", "#", " "]), max_size=6
+)
 
 LEAVES = st.one_of(
     st.none(),
@@ -121,8 +122,9 @@ VALUES = st.recursive(
     lambda children: st.one_of(
         st.lists(children, max_size=4),
         st.dictionaries(st.text(max_size=8), children, max_size=4),
-        st.dictionaries(st.one_of(st.integers(-3, 3), SURROGATES, st.just(("tuple", "key"))), children,
-                        max_size=2),
+        st.dictionaries(
+            st.one_of(st.integers(-3, 3), SURROGATES, st.just(("tuple", "key"))), children, max_size=2
+        ),
     ),
     max_leaves=10,
 )
@@ -130,10 +132,15 @@ VALUES = st.recursive(
 
 #: Plain JSON values: most of them pass a permissive schema, so calls get past validation.
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12) | st.sampled_from(["example", "T-102", "cus_1", "open", "public"]),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["example", "T-102", "cus_1", "open", "public"]),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -221,8 +228,9 @@ def registries(api_server: RecordingServer) -> Iterator[dict[str, Registry]]:
     for api in PACKAGES:
         if not (_folder(api) / "policy.json").is_file():
             continue
-        reg = Registry.from_dir(_folder(api), credentials=AnySecret(), receipts=MemoryReceiptStore(),
-                                cursor_key=b"f" * 32)
+        reg = Registry.from_dir(
+            _folder(api), credentials=AnySecret(), receipts=MemoryReceiptStore(), cursor_key=b"f" * 32
+        )
         prefix = str(reg.policy.get("base_url") or "").split("://", 1)[-1]
         path = "/" + prefix.split("/", 1)[1] if "/" in prefix else ""
         reg.base_url = api_server.base_url + path.rstrip("/")
@@ -257,8 +265,11 @@ def arguments(reg: Registry, api: str, tool: str) -> st.SearchStrategy[Any]:
         fresh_key = st.uuids().map(lambda u: {key: str(u)} if key else {})
 
         def over(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-            return st.builds(lambda k, o: {**base, **k, **o}, fresh_key,
-                             st.dictionaries(st.sampled_from(names), values, max_size=2))
+            return st.builds(
+                lambda k, o: {**base, **k, **o},
+                fresh_key,
+                st.dictionaries(st.sampled_from(names), values, max_size=2),
+            )
 
         options = [over(VALUES), over(VALUES), over(JSON_VALUES), over(st.nothing()), *options]
     strategy = st.one_of(*options)
@@ -278,16 +289,21 @@ def _call(reg: Registry, tool: str, args: Any, actor: Actor, approval: Approval 
     return result
 
 
-def _check(reg: Registry, server: RecordingServer, tool: str, args: Any, actor: Actor,
-           approval: Approval | None) -> CallResult:
+def _check(
+    reg: Registry, server: RecordingServer, tool: str, args: Any, actor: Actor, approval: Approval | None
+) -> CallResult:
     before = len(server.requests)
     result = _call(reg, tool, args, actor, approval)
     sent = server.requests[before:]
     code = result.error.code if result.error is not None else None
     event(f"{reg.row_json(tool).get('mode')}: {'sent' if sent else code or 'ok'}")
-    if reg.row_json(tool).get("mode") == "preview":  # a composite's preview runs its reads, and writes nothing
+    if (
+        reg.row_json(tool).get("mode") == "preview"
+    ):  # a composite's preview runs its reads, and writes nothing
         reads = len(reg.specs[tool].steps)
-        assert all(r.method == "GET" for r in sent) and len(sent) <= reads, f"preview {tool} sent {len(sent)} request(s)"
+        assert all(r.method == "GET" for r in sent) and len(sent) <= reads, (
+            f"preview {tool} sent {len(sent)} request(s)"
+        )
     if code == "invalid_arguments":
         assert sent == [], f"{tool}: invalid_arguments, yet {len(sent)} request(s) reached the API"
     if sent:
@@ -304,13 +320,15 @@ def _check(reg: Registry, server: RecordingServer, tool: str, args: Any, actor: 
 
 
 @pytest.mark.parametrize("api,tool", TOOLS, ids=[f"{a}-{t}" for a, t in TOOLS])
-@settings(max_examples=examples(30), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.filter_too_much])
+@settings(
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 @given(data=st.data())
-def test_any_arguments_give_a_structured_result(api: str, tool: str, data: st.DataObject,
-                                                registries: dict[str, Registry],
-                                                api_server: RecordingServer) -> None:
+def test_any_arguments_give_a_structured_result(
+    api: str, tool: str, data: st.DataObject, registries: dict[str, Registry], api_server: RecordingServer
+) -> None:
     reg = registries.get(api)
     if reg is None:
         pytest.skip(f"generated/{api} is not built")

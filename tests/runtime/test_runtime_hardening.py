@@ -75,8 +75,13 @@ def test_a_scope_string_is_split_at_spaces_only() -> None:
 
 def test_a_string_scoped_actor_is_refused_on_the_call_path(server: TicketsServer) -> None:
     policy, catalog = _package()
-    reg = Registry(policy, list(catalog), base_url=server.base_url,
-                   credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
+    reg = Registry(
+        policy,
+        list(catalog),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        cursor_key=b"k" * 32,
+    )
     with reg:
         sneaky = Actor("mallory", "not ticket:writer ticket:read")  # type: ignore[arg-type]
         result = reg.call(PREVIEW, NOTE, actor=sneaky)
@@ -87,25 +92,36 @@ def test_a_string_scoped_actor_is_refused_on_the_call_path(server: TicketsServer
 # -- receipts URLs -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", ["redsi://:PW-s3cr3t@localhost:6379/0", "redis://:PW-s3cr3t@[::1/0",
-                                 "redis://u:PW-s3cr3t@localhost:notaport/0", "redis://:PW/s3cr3t@host/0",
-                                 "rediss://user:PW-s3cr3t@127.0.0.1:1/0?ssl_cert_reqs=none"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redsi://:PW-s3cr3t@localhost:6379/0",
+        "redis://:PW-s3cr3t@[::1/0",
+        "redis://u:PW-s3cr3t@localhost:notaport/0",
+        "redis://:PW/s3cr3t@host/0",
+        "rediss://user:PW-s3cr3t@127.0.0.1:1/0?ssl_cert_reqs=none",
+    ],
+)
 def test_a_bad_receipts_url_is_exit_2_and_never_prints_its_password(url: str) -> None:
-    out = CliRunner().invoke(main, ["call", str(tickets_dir()), "get_ticket", "--args", '{"ticket_id": "T-1"}',
-                                    "--receipts", url])
+    out = CliRunner().invoke(
+        main, ["call", str(tickets_dir()), "get_ticket", "--args", '{"ticket_id": "T-1"}', "--receipts", url]
+    )
     assert out.exit_code == 2, (out.exit_code, out.output)
     assert "PW" not in out.output and "s3cr3t" not in out.output, out.output
     assert "Traceback" not in out.output and "cannot open the receipt store" in out.output
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(user=st.text(st.characters(codec="ascii", exclude_characters="@"), max_size=8),
-       password=st.text(st.characters(codec="utf-8", exclude_characters="@"), min_size=1, max_size=24),
-       host=st.sampled_from(["localhost:6379", "[::1", "[::1]:6379", "h:p", "", "x@y"]),
-       tail=st.sampled_from(["", "/0", "/0?db=1", "#f", "?q=a@b"]),
-       scheme=st.sampled_from(["redis", "rediss", "redsi", "http", "sqlite"]))
-def test_display_receipts_never_shows_a_password(user: str, password: str, host: str, tail: str,
-                                                 scheme: str) -> None:
+@given(
+    user=st.text(st.characters(codec="ascii", exclude_characters="@"), max_size=8),
+    password=st.text(st.characters(codec="utf-8", exclude_characters="@"), min_size=1, max_size=24),
+    host=st.sampled_from(["localhost:6379", "[::1", "[::1]:6379", "h:p", "", "x@y"]),
+    tail=st.sampled_from(["", "/0", "/0?db=1", "#f", "?q=a@b"]),
+    scheme=st.sampled_from(["redis", "rediss", "redsi", "http", "sqlite"]),
+)
+def test_display_receipts_never_shows_a_password(
+    user: str, password: str, host: str, tail: str, scheme: str
+) -> None:
     url = f"{scheme}://{user}:{password}@{host}{tail}"
     shown = display_receipts(url)
     if len(password) >= 3 and password not in url.replace(f":{password}@", "", 1):
@@ -128,16 +144,38 @@ def test_terminal_safe_escapes_every_control_bidi_and_separator() -> None:
 def test_approve_prints_no_raw_control_or_bidi_character(server: TicketsServer, tmp_path: Path) -> None:
     path = tmp_path / "receipts.sqlite3"
     policy, catalog = _package()
-    reg = Registry(policy, list(catalog), base_url=server.base_url,
-                   credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                   receipts=SqliteReceiptStore(path), audit=MemoryAuditSink(), cursor_key=b"k" * 32,
-                   approvals="issued")
+    reg = Registry(
+        policy,
+        list(catalog),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=SqliteReceiptStore(path),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+        approvals="issued",
+    )
     with reg:
         pid = stored_preview(reg, dict(NOTE, note="Refund " + UNSAFE + " done"))
     for extra in ([], ["--format", "json"]):
-        out = CliRunner().invoke(main, ["approve", str(tickets_dir()), FOLLOWUP, pid, "--actor", WRITER.id,
-                                        "--by", "alice\u202e", "--receipts", str(path),
-                                        "--base-url", server.base_url, "--yes", *extra])
+        out = CliRunner().invoke(
+            main,
+            [
+                "approve",
+                str(tickets_dir()),
+                FOLLOWUP,
+                pid,
+                "--actor",
+                WRITER.id,
+                "--by",
+                "alice\u202e",
+                "--receipts",
+                str(path),
+                "--base-url",
+                server.base_url,
+                "--yes",
+                *extra,
+            ],
+        )
         assert out.exit_code == 0, out.output
         raw = [c for c in RAW if c in out.output]
         assert not raw, (raw, out.output)
@@ -163,8 +201,14 @@ def _says_nothing_of_the_schema(error: dict[str, Any]) -> None:
 def test_a_hidden_tool_is_refused_before_its_arguments_are_validated(server: TicketsServer) -> None:
     policy, catalog = _package()
     audit = MemoryAuditSink()
-    reg = Registry(policy, list(catalog), base_url=server.base_url, audit=audit,
-                   credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
+    reg = Registry(
+        policy,
+        list(catalog),
+        base_url=server.base_url,
+        audit=audit,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        cursor_key=b"k" * 32,
+    )
     with reg:
         for tool in (PREVIEW, FOLLOWUP, "record_ticket_delete"):
             for args in (WRONG_ARGS, {}, {"preview_id": 7}, [1, 2]):
@@ -178,11 +222,24 @@ def test_a_hidden_tool_is_refused_before_its_arguments_are_validated(server: Tic
 
 
 def test_cli_call_refuses_a_hidden_tool_before_validating() -> None:
-    out = CliRunner().invoke(main, ["call", str(tickets_dir()), PREVIEW, "--args", json.dumps(WRONG_ARGS),
-                                    "--scopes", "ticket:read", "--receipts", "memory://",
-                                    "--base-url", "http://127.0.0.1:9"])
+    out = CliRunner().invoke(
+        main,
+        [
+            "call",
+            str(tickets_dir()),
+            PREVIEW,
+            "--args",
+            json.dumps(WRONG_ARGS),
+            "--scopes",
+            "ticket:read",
+            "--receipts",
+            "memory://",
+            "--base-url",
+            "http://127.0.0.1:9",
+        ],
+    )
     assert out.exit_code == 1, out.output
-    _says_nothing_of_the_schema(json.loads(out.stdout[out.stdout.index("{"):])["error"])
+    _says_nothing_of_the_schema(json.loads(out.stdout[out.stdout.index("{") :])["error"])
 
 
 # -- credential echoes ------------------------------------------------------------------------------------
@@ -194,11 +251,26 @@ BEARER = "tkt-live-9d1e2f3a4b5c6d7e"
 def _echo_registry(recorder: RecordingServer, kind: str, secret: str) -> Registry:
     policy, catalog = _package()
     for row in policy["tools"]:
-        row["auth"] = [{"in": "header", "kind": kind, "name": "Authorization", "scheme": kind, "secret": "S",
-                        "scopes": [], "per_caller": None}]
+        row["auth"] = [
+            {
+                "in": "header",
+                "kind": kind,
+                "name": "Authorization",
+                "scheme": kind,
+                "secret": "S",
+                "scopes": [],
+                "per_caller": None,
+            }
+        ]
         row["retry"] = {"max_attempts": 1, "backoff_ms": 0, "deadline_ms": row["timeout_ms"], "on": []}
-    return Registry(policy, list(catalog), base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
-                    credentials=StaticCredentials({"S": secret}), cursor_key=b"k" * 32)
+    return Registry(
+        policy,
+        list(catalog),
+        base_url=recorder.base_url + "/v1",
+        audit=MemoryAuditSink(),
+        credentials=StaticCredentials({"S": secret}),
+        cursor_key=b"k" * 32,
+    )
 
 
 def _echoes(secret: str, kind: str) -> dict[str, bytes]:
@@ -214,8 +286,9 @@ def _echoes(secret: str, kind: str) -> dict[str, bytes]:
         "base64 unpadded": pair.rstrip("=").encode("ascii"),
         "header value": (("Basic " if kind == "basic" else "Bearer ") + shown).encode("utf-8"),
         "percent-encoded": quote(secret, safe="").encode("ascii"),
-        "percent-encoded lower": re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(),
-                                        quote(secret, safe="")).encode("ascii"),
+        "percent-encoded lower": re.sub(
+            "%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe="")
+        ).encode("ascii"),
         "json-escaped": json.dumps(secret).encode("ascii")[1:-1].replace(b"/", b"\\/"),
         "json unicode escapes": "".join(f"\\u{ord(c):04x}" for c in secret).encode("ascii"),
         "utf-16-le": secret.encode("utf-16-le"),
@@ -223,8 +296,10 @@ def _echoes(secret: str, kind: str) -> dict[str, bytes]:
         "utf-16 with bom": secret.encode("utf-16"),
         "utf-32-le": secret.encode("utf-32-le"),
         "html-escaped": html.escape(secret).encode("utf-8"),
-        "html-escaped, decimal references": html.escape(secret).replace("&#x27;", "&#39;")
-        .replace("&quot;", "&#34;").encode("utf-8"),
+        "html-escaped, decimal references": html.escape(secret)
+        .replace("&#x27;", "&#39;")
+        .replace("&quot;", "&#34;")
+        .encode("utf-8"),
         "html-escaped, quotes as is": html.escape(secret, quote=False).encode("utf-8"),
     }
 
@@ -234,10 +309,14 @@ def _leaks(text: str, secret: str, kind: str) -> list[str]:
     from urllib.parse import quote
 
     pair = base64.b64encode(secret.encode("utf-8")).decode("ascii").rstrip("=")
-    looks = {"raw": secret, "nul-spread": "\x00".join(secret), "json nul-spread": "\\u0000".join(secret),
-             "percent": quote(secret, safe=""),
-             "percent-lower": re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe="")),
-             "html": html.escape(secret, quote=False)}
+    looks = {
+        "raw": secret,
+        "nul-spread": "\x00".join(secret),
+        "json nul-spread": "\\u0000".join(secret),
+        "percent": quote(secret, safe=""),
+        "percent-lower": re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe="")),
+        "html": html.escape(secret, quote=False),
+    }
     if kind == "basic":
         looks["base64"] = pair
     return [name for name, look in looks.items() if look and look in text]
@@ -252,8 +331,9 @@ def echo_server() -> Iterator[RecordingServer]:
 @pytest.mark.parametrize("kind,secret", [("basic", BASIC_PAIR), ("bearer", BEARER)])
 @pytest.mark.parametrize("ctype", ["text/plain", "text/plain; charset=utf-16", "application/json", ""])
 @pytest.mark.parametrize("status", [200, 400])
-def test_an_echoed_credential_is_scrubbed_in_every_form(echo_server: RecordingServer, kind: str, secret: str,
-                                                         ctype: str, status: int) -> None:
+def test_an_echoed_credential_is_scrubbed_in_every_form(
+    echo_server: RecordingServer, kind: str, secret: str, ctype: str, status: int
+) -> None:
     reg = _echo_registry(echo_server, kind, secret)
     with reg:
         for name, echo in _echoes(secret, kind).items():
@@ -263,22 +343,44 @@ def test_an_echoed_credential_is_scrubbed_in_every_form(echo_server: RecordingSe
             echo_server.reply("GET", "/v1/tickets/", status=status, body=body, content_type=ctype or "x/none")
             result = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
             seen = json.dumps(result.to_json(), ensure_ascii=False) + json.dumps(
-                [e.detail for e in reg.audit.events], ensure_ascii=False)  # type: ignore[attr-defined]
-            assert not _leaks(seen, secret, kind), (name, ctype, status, _leaks(seen, secret, kind), seen[:600])
+                [e.detail for e in reg.audit.events],  # type: ignore[attr-defined]
+                ensure_ascii=False,
+            )
+            assert not _leaks(seen, secret, kind), (
+                name,
+                ctype,
+                status,
+                _leaks(seen, secret, kind),
+                seen[:600],
+            )
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x2FF, exclude_categories=["Cc", "Cs"]),
-                      min_size=10, max_size=30),
-       kind=st.sampled_from(["basic", "bearer"]), form=st.sampled_from(sorted(_echoes("x", "basic"))),
-       ctype=st.sampled_from(["text/plain", "application/json", "text/html", "application/octet-stream"]))
-def test_scrubbing_holds_for_any_secret(echo_server: RecordingServer, secret: str, kind: str, form: str,
-                                        ctype: str) -> None:
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    secret=st.text(
+        st.characters(min_codepoint=0x21, max_codepoint=0x2FF, exclude_categories=["Cc", "Cs"]),
+        min_size=10,
+        max_size=30,
+    ),
+    kind=st.sampled_from(["basic", "bearer"]),
+    form=st.sampled_from(sorted(_echoes("x", "basic"))),
+    ctype=st.sampled_from(["text/plain", "application/json", "text/html", "application/octet-stream"]),
+)
+def test_scrubbing_holds_for_any_secret(
+    echo_server: RecordingServer, secret: str, kind: str, form: str, ctype: str
+) -> None:
     reg = _echo_registry(echo_server, kind, secret)
     with reg:
         echo = _echoes(secret, kind)[form]
-        echo_server.reply("GET", "/v1/tickets/", status=200, body=b'"' + echo + b'"' if "json" in ctype else echo,
-                          content_type=ctype)
+        echo_server.reply(
+            "GET",
+            "/v1/tickets/",
+            status=200,
+            body=b'"' + echo + b'"' if "json" in ctype else echo,
+            content_type=ctype,
+        )
         result = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
         seen = json.dumps(result.to_json(), ensure_ascii=False)
         assert not _leaks(seen, secret, kind), (form, ctype, seen[:400])
@@ -291,8 +393,14 @@ def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: 
     policy, catalog = _package()
     for row in policy["tools"]:
         row["output"]["max_bytes"] = 10_000
-    reg = Registry(policy, list(catalog), base_url=echo_server.base_url + "/v1", audit=MemoryAuditSink(),
-                   credentials=StaticCredentials({"TICKETS_TOKEN": "t" * 20}), cursor_key=b"k" * 32)
+    reg = Registry(
+        policy,
+        list(catalog),
+        base_url=echo_server.base_url + "/v1",
+        audit=MemoryAuditSink(),
+        credentials=StaticCredentials({"TICKETS_TOKEN": "t" * 20}),
+        cursor_key=b"k" * 32,
+    )
     big = {"id": "T-1", "subject": "word " * 5000, "status": "open", "priority": "low", "updated_at": "x"}
     echo_server.reply("GET", "/v1/tickets$", body={"data": [big, dict(big, id="T-2")], "has_more": True})
     with reg:
@@ -304,9 +412,17 @@ def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: 
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(texts=st.lists(st.tuples(st.sampled_from(["word ", "wörd € ", "x", "😀\" "]), st.integers(0, 4000),
-                                st.text(max_size=30)).map(lambda t: t[0] * t[1] + t[2]), min_size=1, max_size=3),
-       max_bytes=st.integers(400, 12_000), cursor=st.text("abc", min_size=0, max_size=200))
+@given(
+    texts=st.lists(
+        st.tuples(
+            st.sampled_from(["word ", "wörd € ", "x", '😀" ']), st.integers(0, 4000), st.text(max_size=30)
+        ).map(lambda t: t[0] * t[1] + t[2]),
+        min_size=1,
+        max_size=3,
+    ),
+    max_bytes=st.integers(400, 12_000),
+    cursor=st.text("abc", min_size=0, max_size=200),
+)
 def test_fit_page_never_exceeds_its_budget(texts: list[str], max_bytes: int, cursor: str) -> None:
     from toolgen.runtime.call.shaping import compact_size, fit_page
 
@@ -327,8 +443,14 @@ def test_a_replay_is_shaped_with_the_current_redact_policy(server: TicketsServer
         for row in policy["tools"]:
             if row["tool"] == FOLLOWUP:
                 row["output"]["redact"] = redact
-        return Registry(policy, list(catalog), base_url=server.base_url, receipts=SqliteReceiptStore(path),
-                        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
+        return Registry(
+            policy,
+            list(catalog),
+            base_url=server.base_url,
+            receipts=SqliteReceiptStore(path),
+            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+            cursor_key=b"k" * 32,
+        )
 
     with registry([]) as before:
         pid = stored_preview(before, NOTE)

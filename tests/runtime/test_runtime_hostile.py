@@ -58,9 +58,17 @@ WRITER = Actor.of("writer", ["ticket:read", "ticket:write"])
 FOLLOWUP = "record_ticket_followup"
 FOLLOWUP_SCOPE = f"tickets/{FOLLOWUP}"
 FOLLOWUPS = r"^/v1/tickets/T-[0-9]+/followups$"
-FOLLOWUP_ARGS: dict[str, Any] = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility": "public"}
-FOLLOWUP_CREATED: dict[str, Any] = {"id": "F-1", "ticket_id": "T-102", "visibility": "public",
-                                    "created_at": "2024-01-01T00:00:00Z"}
+FOLLOWUP_ARGS: dict[str, Any] = {
+    "ticket_id": "T-102",
+    "note": "Called the customer back.",
+    "visibility": "public",
+}
+FOLLOWUP_CREATED: dict[str, Any] = {
+    "id": "F-1",
+    "ticket_id": "T-102",
+    "visibility": "public",
+    "created_at": "2024-01-01T00:00:00Z",
+}
 
 #: The most of an API's error body a structured error may carry (bytes of compact JSON), and the
 #: allowance for the rest of the error's details (status, operation).
@@ -119,8 +127,9 @@ def time_limit(seconds: int) -> Iterator[None]:
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
-def test_secret_echoed_in_a_non_utf8_json_body_never_reaches_the_result(encoding: str,
-                                                                        hostile: HostileServer) -> None:
+def test_secret_echoed_in_a_non_utf8_json_body_never_reaches_the_result(
+    encoding: str, hostile: HostileServer
+) -> None:
     secret = SECRETS["TICKETS_TOKEN"]
 
     def api(req: RawRequest) -> bytes:
@@ -141,8 +150,12 @@ def test_secret_echoed_in_a_non_utf8_json_body_never_reaches_the_result(encoding
 
 def test_error_body_is_bounded_and_carries_no_redacted_value(recorder: RecordingServer) -> None:
     phone, ssn = "+1-555-0100", "123-45-6789"
-    body = {"type": "about:blank", "title": "Unprocessable", "status": 422,
-            "errors": [{"ticket": {"requester": {"phone": phone, "ssn": ssn}}, "blob": "A" * 200}] * 20000}
+    body = {
+        "type": "about:blank",
+        "title": "Unprocessable",
+        "status": 422,
+        "errors": [{"ticket": {"requester": {"phone": phone, "ssn": ssn}}, "blob": "A" * 200}] * 20000,
+    }
     recorder.reply("GET", r"^/v1/tickets/", status=422, body=body, content_type="application/problem+json")
     reg = tickets_registry(recorder.base_url)
     assert "requester.phone" in reg.row_json("get_ticket")["output"]["redact"]
@@ -150,16 +163,23 @@ def test_error_body_is_bounded_and_carries_no_redacted_value(recorder: Recording
     res = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
     assert not res.ok and res.error is not None, res.to_json()
     assert res.error.code == "upstream_rejected"
-    assert compact_size(res.error.details) <= PROBLEM_BYTES + DETAILS_ALLOWANCE, compact_size(res.error.details)
+    assert compact_size(res.error.details) <= PROBLEM_BYTES + DETAILS_ALLOWANCE, compact_size(
+        res.error.details
+    )
     assert res.error.details["problem"]["title"] == "Unprocessable"
     out = json.dumps(res.to_json())
     assert phone not in out and ssn not in out
 
 
-def test_small_error_body_echoing_a_redacted_field_carries_no_redacted_value(recorder: RecordingServer) -> None:
+def test_small_error_body_echoing_a_redacted_field_carries_no_redacted_value(
+    recorder: RecordingServer,
+) -> None:
     phone = "+1-555-0100"
-    body = {"title": "Unprocessable", "status": 422,
-            "errors": [{"field": "requester", "requester": {"phone": phone, "name": "Ada"}}]}
+    body = {
+        "title": "Unprocessable",
+        "status": 422,
+        "errors": [{"field": "requester", "requester": {"phone": phone, "name": "Ada"}}],
+    }
     recorder.reply("GET", r"^/v1/tickets/", status=422, body=body, content_type="application/problem+json")
     reg = tickets_registry(recorder.base_url)
     res = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
@@ -195,7 +215,9 @@ def test_trickling_body_cannot_stretch_a_sync_call_past_its_deadline(trickling: 
 
 
 @pytest.mark.anyio
-async def test_trickling_body_cannot_stretch_an_async_call_past_its_deadline(trickling: HostileServer) -> None:
+async def test_trickling_body_cannot_stretch_an_async_call_past_its_deadline(
+    trickling: HostileServer,
+) -> None:
     reg = tickets_registry(trickling.base_url, tweak=one_attempt)
     try:
         started = time.monotonic()
@@ -213,7 +235,9 @@ async def test_trickling_body_cannot_stretch_an_async_call_past_its_deadline(tri
 
 
 @pytest.mark.parametrize("key", ["   ", " k1", "k1 ", "\tk1"])
-def test_blank_or_padded_header_key_is_refused_before_anything_happens(key: str, recorder: RecordingServer) -> None:
+def test_blank_or_padded_header_key_is_refused_before_anything_happens(
+    key: str, recorder: RecordingServer
+) -> None:
     recorder.reply("POST", FOLLOWUPS, status=201, body=FOLLOWUP_CREATED)
     reg = tickets_registry(recorder.base_url)
     assert reg.row_json(FOLLOWUP)["idempotency"]["in"] == "header"
@@ -274,8 +298,13 @@ async def test_cancelled_acall_leaves_its_receipt_unknown_at_once() -> None:
             assert preview.ok and preview.result is not None, preview.to_json()
             approval = Approval(preview.result["preview_id"])
             task = asyncio.ensure_future(
-                reg.acall(FOLLOWUP, {"preview_id": approval.preview_id, "action_id": key}, actor=WRITER,
-                          approval=approval))
+                reg.acall(
+                    FOLLOWUP,
+                    {"preview_id": approval.preview_id, "action_id": key},
+                    actor=WRITER,
+                    approval=approval,
+                )
+            )
             for _ in range(500):  # until the API holds the request (at most 5 s)
                 if fault.requests_for(key=key) or task.done():
                     break
@@ -291,7 +320,9 @@ async def test_cancelled_acall_leaves_its_receipt_unknown_at_once() -> None:
             receipt = reg.receipts.get(FOLLOWUP_SCOPE, key)
             assert receipt is not None and receipt.state == "unknown", receipt
 
-            again = await acall_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
+            again = await acall_record(
+                reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval
+            )
             assert again.error is None or again.error.code != "idempotency_in_progress", again.to_json()
             assert again.ok, again.to_json()  # the API deduplicates the key: re-sent, answered by its replay
             assert fault.side_effects_for(key) == 1
@@ -346,7 +377,9 @@ def test_failing_audit_sink_never_raises_sends_unaudited_or_leaves_a_pending_rec
         assert receipt is None  # released: the key is free again
 
         sink.failing = None
-        retry = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
+        retry = call_record(
+            reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval
+        )
         assert retry.ok, retry.to_json()
         assert fault.side_effects_for(key) == 1
 
@@ -360,11 +393,15 @@ def test_call_stopped_by_a_failing_audit_sink_leaves_its_approval_unspent() -> N
         assert preview.ok and preview.result is not None, preview.to_json()
         approval = Approval(preview.result["preview_id"])
         sink.failing = "idempotency"
-        stopped = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-a"), actor=WRITER, approval=approval)
+        stopped = call_record(
+            reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-a"), actor=WRITER, approval=approval
+        )
         assert stopped.error is not None and stopped.error.code == "internal_error", stopped.to_json()
         assert fault.requests == []
         sink.failing = None
-        fresh = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-b"), actor=WRITER, approval=approval)
+        fresh = call_record(
+            reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-b"), actor=WRITER, approval=approval
+        )
         assert fresh.ok, fresh.to_json()
 
 
@@ -380,7 +417,9 @@ NOT_JSON_NUMBERS = [
 
 
 def not_json_body(number: str) -> bytes:
-    return ('{"id":"T-1","subject":"s","status":"open","priority":"low","followup_count":' + number + "}").encode()
+    return (
+        '{"id":"T-1","subject":"s","status":"open","priority":"low","followup_count":' + number + "}"
+    ).encode()
 
 
 @pytest.mark.parametrize("number", NOT_JSON_NUMBERS)
@@ -394,17 +433,35 @@ def test_nan_or_infinity_in_a_body_is_not_a_result(number: str, recorder: Record
 
 
 @pytest.mark.parametrize("number", [NOT_JSON_NUMBERS[0], NOT_JSON_NUMBERS[3]])
-def test_toolgen_call_prints_valid_json_for_a_nan_body(number: str, recorder: RecordingServer,
-                                                      tmp_path: Path) -> None:
+def test_toolgen_call_prints_valid_json_for_a_nan_body(
+    number: str, recorder: RecordingServer, tmp_path: Path
+) -> None:
     recorder.reply("GET", r"^/v1/tickets/", body=not_json_body(number))
     policy, _ = load_package("tickets")
     names = [str(a["secret"]) for a in row_of(policy, "get_ticket")["auth"]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLGEN_")}
     env.update({name: SECRETS["TICKETS_TOKEN"] for name in names})
     proc = subprocess.run(
-        [TOOLGEN, "call", str(tickets_dir()), "get_ticket", "--args", json.dumps({"ticket_id": "T-1"}),
-         "--base-url", recorder.base_url + "/v1", "--receipts", "memory://", "--scopes", "ticket:read"],
-        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, check=False,
+        [
+            TOOLGEN,
+            "call",
+            str(tickets_dir()),
+            "get_ticket",
+            "--args",
+            json.dumps({"ticket_id": "T-1"}),
+            "--base-url",
+            recorder.base_url + "/v1",
+            "--receipts",
+            "memory://",
+            "--scopes",
+            "ticket:read",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
     )
     assert recorder.requests and recorder.last.header("Authorization") == f"Bearer {SECRETS['TICKETS_TOKEN']}"
     out = strict_json(proc.stdout)
@@ -417,12 +474,19 @@ def test_toolgen_call_prints_valid_json_for_a_nan_body(number: str, recorder: Re
 # 13. credentials in the base URL
 
 
-@pytest.mark.parametrize("base_url", ["http://gw:gw_PASSWORD@127.0.0.1:9/v1", "http://gw_PASSWORD@127.0.0.1:9/v1",
-                                      "https://gw:gw_PASSWORD@api.example.com/v1"])
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://gw:gw_PASSWORD@127.0.0.1:9/v1",
+        "http://gw_PASSWORD@127.0.0.1:9/v1",
+        "https://gw:gw_PASSWORD@api.example.com/v1",
+    ],
+)
 def test_base_url_with_userinfo_is_refused_at_construction(base_url: str) -> None:
     with pytest.raises(ValueError) as refused:
-        Registry.from_dir(tickets_dir(), base_url=base_url, credentials=StaticCredentials(SECRETS),
-                          cursor_key=CURSOR_KEY)
+        Registry.from_dir(
+            tickets_dir(), base_url=base_url, credentials=StaticCredentials(SECRETS), cursor_key=CURSOR_KEY
+        )
     assert "gw_PASSWORD" not in str(refused.value)
     policy, catalog = load_package("tickets")
     policy["base_url"] = base_url

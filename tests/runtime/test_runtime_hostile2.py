@@ -49,10 +49,14 @@ def _registry(server: TicketsServer, receipts: ReceiptStore) -> Registry:
     folder = GENERATED / "tickets"
     if not (folder / "policy.json").is_file():
         pytest.skip("generated/tickets is not built")
-    return Registry(json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-                    json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
-                    base_url=server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                    receipts=receipts, cursor_key=b"k" * 32)
+    return Registry(
+        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=receipts,
+        cursor_key=b"k" * 32,
+    )
 
 
 @pytest.fixture
@@ -67,10 +71,14 @@ def _note(i: int) -> dict[str, Any]:
 # 1,026 previews through the registry: on PostgreSQL that is ~10 s of round trips, so that backend runs in
 # the slow suite; its eviction (the same oldest-first DELETE) stays in the fast suite through
 # test_large_previews_are_bounded_in_bytes_per_actor[postgres], the byte bound's flood.
-@pytest.mark.parametrize("any_receipt_store", ["memory", "sqlite", "redis", pytest.param("postgres", marks=pytest.mark.slow)],
-                         indirect=True)
+@pytest.mark.parametrize(
+    "any_receipt_store",
+    ["memory", "sqlite", "redis", pytest.param("postgres", marks=pytest.mark.slow)],
+    indirect=True,
+)
 def test_previewing_many_requests_keeps_the_preview_store_bounded_per_actor(
-        store: ReceiptStore, server: TicketsServer) -> None:
+    store: ReceiptStore, server: TicketsServer
+) -> None:
     reg = _registry(server, store)
     admin_first = reg.call(PREVIEW, _note(-1), actor=ADMIN)
     assert admin_first.ok and admin_first.result is not None
@@ -113,9 +121,11 @@ def test_the_bound_is_per_actor_over_every_record_tool(store: ReceiptStore) -> N
     body = "x" * 1_000_000
     big = [(f"api/record_big_{i}", f"sha256:big{i}") for i in range(40)]
     for i, (scope, pid) in enumerate(big):
-        previews.put(StoredPreview(scope, "flood", pid, "i", {"body": body}, now + 1 + i / 1e4, now + 901 + i / 1e4))
+        previews.put(
+            StoredPreview(scope, "flood", pid, "i", {"body": body}, now + 1 + i / 1e4, now + 901 + i / 1e4)
+        )
     kept = [(scope, pid) for scope, pid in big if previews.get(scope, "flood", pid) is not None]
-    assert kept and kept == big[-len(kept):]
+    assert kept and kept == big[-len(kept) :]
     assert len(kept) * len(body) <= MAX_PREVIEW_BYTES_PER_ACTOR < (len(kept) + 1) * (len(body) + 12)
     assert all(previews.get(scope, "flood", pid) is None for scope, pid in stored)  # pushed out by bytes
     assert previews.get("api/record_tool_0", "other", "sha256:theirs") is not None
@@ -128,16 +138,23 @@ def test_large_previews_are_bounded_in_bytes_per_actor(store: ReceiptStore) -> N
     folder = GENERATED / "github"
     if not (folder / "policy.json").is_file():
         pytest.skip("generated/github is not built")
-    reg = Registry(json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-                   json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
-                   base_url="http://127.0.0.1:9", receipts=store, cursor_key=b"k" * 32)
+    reg = Registry(
+        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+        base_url="http://127.0.0.1:9",
+        receipts=store,
+        cursor_key=b"k" * 32,
+    )
     writer = Actor.of("writer", ["issues:write"])
     other = Actor.of("other", ["issues:write"])
     body = "x" * 1_000_000
 
     def preview(i: int, actor: Actor) -> str:
-        shown = reg.call("preview_comment_on_issue", {"owner": "o", "repo": "r", "issue_number": i, "body": body},
-                         actor=actor)
+        shown = reg.call(
+            "preview_comment_on_issue",
+            {"owner": "o", "repo": "r", "issue_number": i, "body": body},
+            actor=actor,
+        )
         assert shown.ok and shown.result is not None, shown.to_json()
         return str(shown.result["preview_id"])
 
@@ -145,12 +162,15 @@ def test_large_previews_are_bounded_in_bytes_per_actor(store: ReceiptStore) -> N
     mine = [preview(i, writer) for i in range(40)]
     previews, scope = reg.preview_store(), f"{reg.api}/record_comment_on_issue"
     kept = [pid for pid in mine if previews.get(scope, writer.id, pid) is not None]
-    assert kept and kept == mine[-len(kept):], "the newest previews stay, the oldest go"
+    assert kept and kept == mine[-len(kept) :], "the newest previews stay, the oldest go"
     assert len(kept) * len(body) <= MAX_PREVIEW_BYTES_PER_ACTOR, f"{len(kept)} previews of 1 MB kept"
     assert previews.get(scope, other.id, theirs) is not None
     huge = "y" * (MAX_PREVIEW_BYTES_PER_ACTOR + 10)  # a single preview over the budget: stored alone
-    shown = reg.call("preview_comment_on_issue", {"owner": "o", "repo": "r", "issue_number": 99, "body": huge},
-                     actor=writer)
+    shown = reg.call(
+        "preview_comment_on_issue",
+        {"owner": "o", "repo": "r", "issue_number": 99, "body": huge},
+        actor=writer,
+    )
     assert shown.ok and shown.result is not None
     assert previews.get(scope, writer.id, str(shown.result["preview_id"])) is not None
     assert all(previews.get(scope, writer.id, pid) is None for pid in mine)
@@ -158,7 +178,9 @@ def test_large_previews_are_bounded_in_bytes_per_actor(store: ReceiptStore) -> N
 
 
 @pytest.mark.parametrize("drift", [+5000, -5000, None])
-def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int | None, tmp_path: Path) -> None:
+def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(
+    drift: int | None, tmp_path: Path
+) -> None:
     """``preview_actor_totals`` changed behind the store (a process replacing rows
     without the triggers seeing it, a hand edit): a preview still stores in bounded time, keeps the
     bound on the rows that exist, and the totals are counted again."""
@@ -171,7 +193,9 @@ def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int 
         if drift is None:
             receipts._conn.execute("DELETE FROM preview_actor_totals")
         else:
-            receipts._conn.execute("UPDATE preview_actor_totals SET count = count + ?, bytes = bytes + ?", (drift, drift))
+            receipts._conn.execute(
+                "UPDATE preview_actor_totals SET count = count + ?, bytes = bytes + ?", (drift, drift)
+            )
     done = threading.Event()
 
     def put() -> None:
@@ -180,10 +204,14 @@ def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int 
 
     threading.Thread(target=put, daemon=True).start()
     assert done.wait(10), "storing a preview hangs on totals that disagree with the rows"
-    kept = [pid for pid in ("sha256:0", "sha256:1", "sha256:2", "sha256:new") if previews.get("t/r", "a", pid)]
+    kept = [
+        pid for pid in ("sha256:0", "sha256:1", "sha256:2", "sha256:new") if previews.get("t/r", "a", pid)
+    ]
     assert kept == ["sha256:1", "sha256:2", "sha256:new"], kept
     with receipts._lock:
-        assert receipts._conn.execute("SELECT count FROM preview_actor_totals WHERE actor='a'").fetchone() == (3,)
+        assert receipts._conn.execute(
+            "SELECT count FROM preview_actor_totals WHERE actor='a'"
+        ).fetchone() == (3,)
     receipts.close()
 
 
@@ -202,7 +230,11 @@ def _flood(put: Any, count: int) -> float:
     now = time.time()
     started = time.thread_time()
     for i in range(count):
-        put(StoredPreview("t/r", f"actor-{i % 40}", f"sha256:{i:064x}", "i", {"note": "x" * 20}, now, now + 900))
+        put(
+            StoredPreview(
+                "t/r", f"actor-{i % 40}", f"sha256:{i:064x}", "i", {"note": "x" * 20}, now, now + 900
+            )
+        )
     return time.thread_time() - started
 
 
@@ -226,8 +258,10 @@ def test_a_preview_costs_the_same_however_full_the_store_is(backend: str, tmp_pa
 
 def test_a_world_writable_token_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "tokens.yaml"
-    path.write_text(f"tokens:\n  - actor: ops\n    sha256: {token_sha256('t0k3n')}\n    scopes: [admin]\n",
-                    encoding="utf-8")
+    path.write_text(
+        f"tokens:\n  - actor: ops\n    sha256: {token_sha256('t0k3n')}\n    scopes: [admin]\n",
+        encoding="utf-8",
+    )
     path.chmod(0o666)
     with pytest.raises(TokenFileError) as caught:
         load_token_file(path)
@@ -266,7 +300,9 @@ def test_keys_racing_on_one_approved_preview_send_it_once(store: ReceiptStore, s
     assert server.side_effects["addFollowup"] == 1
     for key, code in codes.items():
         receipt = reg.receipts.get(f"{reg.api}/{FOLLOWUP}", key)
-        assert (receipt is not None and receipt.state == "completed") if code == "ok" else receipt is None, key
+        assert (receipt is not None and receipt.state == "completed") if code == "ok" else receipt is None, (
+            key
+        )
     reg.close()
 
 
@@ -278,7 +314,9 @@ def test_without_approval_a_stored_preview_is_sent_once_per_key(server: TicketsS
     shown = reg.call(PREVIEW, _note(0), actor=WRITER)
     assert shown.ok and shown.result is not None
     pid = str(shown.result["preview_id"])
-    results = [reg.call(FOLLOWUP, {"preview_id": pid, "action_id": key}, actor=WRITER) for key in ("a", "b", "a")]
+    results = [
+        reg.call(FOLLOWUP, {"preview_id": pid, "action_id": key}, actor=WRITER) for key in ("a", "b", "a")
+    ]
     assert all(r.ok for r in results), [r.to_json() for r in results]
     assert [r.replayed for r in results] == [False, False, True]
     assert server.side_effects["addFollowup"] == 2
@@ -289,8 +327,9 @@ def test_without_approval_a_stored_preview_is_sent_once_per_key(server: TicketsS
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("field", ["approval_id", "approved_by", "preview_id"])
-async def test_an_oversized_approval_in_meta_is_no_approval(field: str, server: TicketsServer,
-                                                            tmp_path: Path) -> None:
+async def test_an_oversized_approval_in_meta_is_no_approval(
+    field: str, server: TicketsServer, tmp_path: Path
+) -> None:
     """An MCP client (a bearer token holder over HTTP) controls ``_meta``: an ``approval_id`` of a
     megabyte would become a receipt key kept for good, an ``approved_by`` of a megabyte would go into
     every audit event. Over 255 characters the approval is not taken: ``approval_required``, nothing
@@ -306,15 +345,19 @@ async def test_an_oversized_approval_in_meta_is_no_approval(field: str, server: 
         shown = await client.call_tool(PREVIEW, _note(0))
         pid = shown.structured_content["preview_id"]
         approval = {"preview_id": pid, "approved_by": "human", "approval_id": "a-1", field: huge}
-        refused = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-1"},
-                                         meta={"toolgen/approval": approval})
+        refused = await client.call_tool(
+            FOLLOWUP, {"preview_id": pid, "action_id": "k-1"}, meta={"toolgen/approval": approval}
+        )
         assert refused.is_error and mcp_json(refused)["error"]["code"] == "approval_required", refused
-        bare = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-2"},
-                                      meta={"toolgen/approval": huge})
+        bare = await client.call_tool(
+            FOLLOWUP, {"preview_id": pid, "action_id": "k-2"}, meta={"toolgen/approval": huge}
+        )
         assert bare.is_error and mcp_json(bare)["error"]["code"] == "approval_required", bare
-        fine = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-3"},
-                                      meta={"toolgen/approval": {"preview_id": pid, "approved_by": "B" * 255,
-                                                                 "approval_id": 7}})
+        fine = await client.call_tool(
+            FOLLOWUP,
+            {"preview_id": pid, "action_id": "k-3"},
+            meta={"toolgen/approval": {"preview_id": pid, "approved_by": "B" * 255, "approval_id": 7}},
+        )
         assert fine.is_error is False, fine
     assert server.side_effects["addFollowup"] == 1
     assert all(len(json.dumps(e.detail)) < 2000 for e in registry.audit.events)  # type: ignore[attr-defined]
@@ -325,15 +368,24 @@ def test_one_actor_with_two_sets_of_scopes_in_a_token_file_is_refused(tmp_path: 
     token both named ``ops`` would be indistinguishable there. A rotation (same scopes) is fine."""
     path = tmp_path / "tokens.yaml"
     entry = "  - actor: ops\n    sha256: {}\n    scopes: [{}]\n"
-    path.write_text("tokens:\n" + entry.format(token_sha256("old"), "ticket:read")
-                    + entry.format(token_sha256("new"), "ticket:read, ticket:delete"), encoding="utf-8")
+    path.write_text(
+        "tokens:\n"
+        + entry.format(token_sha256("old"), "ticket:read")
+        + entry.format(token_sha256("new"), "ticket:read, ticket:delete"),
+        encoding="utf-8",
+    )
     path.chmod(0o600)
     with pytest.raises(TokenFileError) as caught:
         load_token_file(path)
-    assert str(caught.value).startswith(f"{path}:5:12: actor 'ops' already has a token with other scopes at "
-                                        f"{path}:2:12"), str(caught.value)
-    path.write_text("tokens:\n" + entry.format(token_sha256("old"), "ticket:read")
-                    + entry.format(token_sha256("new"), "ticket:read"), encoding="utf-8")
+    assert str(caught.value).startswith(
+        f"{path}:5:12: actor 'ops' already has a token with other scopes at {path}:2:12"
+    ), str(caught.value)
+    path.write_text(
+        "tokens:\n"
+        + entry.format(token_sha256("old"), "ticket:read")
+        + entry.format(token_sha256("new"), "ticket:read"),
+        encoding="utf-8",
+    )
     verifier, _ = load_token_file(path)
     assert verifier.lookup("old") is not None and verifier.lookup("new") is not None
 
@@ -341,8 +393,35 @@ def test_one_actor_with_two_sets_of_scopes_in_a_token_file_is_refused(tmp_path: 
 # -- search_tools with hostile queries ---------------------------------------------------------------------
 
 
-FTS_SYNTAX = ['"', "NEAR(", "NEAR/2", "*", "-", "^", ":", "(", ")", "{", "}", "AND", "OR", "NOT", "\x00", "+",
-              "tool:", "description:", "''", "\\", "\u202e", "\ufeff", "é", "ß", "İ", "\U0001f600", " "]
+FTS_SYNTAX = [
+    '"',
+    "NEAR(",
+    "NEAR/2",
+    "*",
+    "-",
+    "^",
+    ":",
+    "(",
+    ")",
+    "{",
+    "}",
+    "AND",
+    "OR",
+    "NOT",
+    "\x00",
+    "+",
+    "tool:",
+    "description:",
+    "''",
+    "\\",
+    "\u202e",
+    "\ufeff",
+    "é",
+    "ß",
+    "İ",
+    "\U0001f600",
+    " ",
+]
 
 
 @pytest.fixture(scope="module")
@@ -355,14 +434,36 @@ def github_search() -> Any:
     return ToolSearch(Registry.from_dir(folder))
 
 
-@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(query=st.lists(st.one_of(st.sampled_from(FTS_SYNTAX), st.sampled_from(["issue", "label", "repo", "pull"]),
-                                st.text(max_size=6)), min_size=1, max_size=40).map("".join),
-       scopes=st.sets(st.sampled_from(["metadata:read", "issues:read", "issues:write", "pull_requests:read",
-                                     "contents:write", "administration:write"])),
-       limit=st.integers(1, 20))
-def test_search_tools_answers_any_query_with_visible_tools_only(github_search: Any, query: str,
-                                                                 scopes: set[str], limit: int) -> None:
+@settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.lists(
+        st.one_of(
+            st.sampled_from(FTS_SYNTAX),
+            st.sampled_from(["issue", "label", "repo", "pull"]),
+            st.text(max_size=6),
+        ),
+        min_size=1,
+        max_size=40,
+    ).map("".join),
+    scopes=st.sets(
+        st.sampled_from(
+            [
+                "metadata:read",
+                "issues:read",
+                "issues:write",
+                "pull_requests:read",
+                "contents:write",
+                "administration:write",
+            ]
+        )
+    ),
+    limit=st.integers(1, 20),
+)
+def test_search_tools_answers_any_query_with_visible_tools_only(
+    github_search: Any, query: str, scopes: set[str], limit: int
+) -> None:
     """FTS5 syntax in a query (quotes, NEAR, prefix stars, column filters, NUL, unbalanced brackets)
     is text to rank, never a query operator: the meta-tool answers, or refuses with
     ``invalid_arguments`` at ``/query`` (empty or over 500 characters); every tool returned is one
@@ -393,24 +494,38 @@ async def test_dns_rebinding_protection_covers_every_loopback_address(server: Ti
     from tests.runtime.test_runtime_identity import make_registry
     from tests.support.http_serving import http_server
 
-
     registry = make_registry(server)
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-    async with http_server(registry, actor=Actor.of("local", ["ticket:read"]), host="127.0.0.2") as url, \
-            httpx.AsyncClient(timeout=10) as client:
+    async with (
+        http_server(registry, actor=Actor.of("local", ["ticket:read"]), host="127.0.0.2") as url,
+        httpx.AsyncClient(timeout=10) as client,
+    ):
         rebound = await client.post(url, json=listing, headers={**headers, "Host": "attacker.example"})
         assert rebound.status_code == 421, rebound.text
-        foreign = await client.post(url, json=listing, headers={**headers, "Origin": "http://attacker.example"})
+        foreign = await client.post(
+            url, json=listing, headers={**headers, "Origin": "http://attacker.example"}
+        )
         assert foreign.status_code == 403, foreign.text
         own = await client.post(url, json=listing, headers=headers)
         assert own.status_code == 200 and "get_ticket" in own.text, own.text
     assert [e for e in registry.audit.events if e.actor == "local"] == []  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True),
-                                                ("[::1]", True), ("localhost", True), ("0.0.0.0", False),
-                                                ("::", False), ("10.0.0.1", False), ("example.test", False)])
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.1", False),
+        ("example.test", False),
+    ],
+)
 def test_serve_warns_about_clear_text_tokens_beyond_loopback_only(host: str, loopback: bool) -> None:
     from toolgen.runtime.serving.mcp_http import is_loopback
 

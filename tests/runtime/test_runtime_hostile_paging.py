@@ -47,8 +47,9 @@ ISSUES_PATH = "/repos/o/r/issues"
 ISSUE_ARGS: dict[str, Any] = {"owner": "o", "repo": "r"}
 
 
-def issues_registry(base_url: str, *, query_key: bool = False, link: bool = True,
-                    http_client: httpx.Client | None = None) -> Registry:
+def issues_registry(
+    base_url: str, *, query_key: bool = False, link: bool = True, http_client: httpx.Client | None = None
+) -> Registry:
     """The GitHub package; with `link` its `list_issues` is paginated by ``Link`` headers (as GitHub
     does), with `query_key` its credential is an API key sent as the query parameter ``api_key``."""
     policy, catalog = load_package("github")
@@ -56,22 +57,48 @@ def issues_registry(base_url: str, *, query_key: bool = False, link: bool = True
     if link:
         row["pagination"].update(style="link", cursor_param=None)
     if query_key:
-        row["auth"] = [{"in": "query", "kind": "apiKey", "name": "api_key", "scheme": "api_key", "scopes": [],
-                        "secret": "API_KEY", "per_caller": None}]
-    return Registry(policy, catalog, base_url=base_url, credentials=StaticCredentials(SECRETS),
-                    receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=CURSOR_KEY,
-                    http_client=http_client)
+        row["auth"] = [
+            {
+                "in": "query",
+                "kind": "apiKey",
+                "name": "api_key",
+                "scheme": "api_key",
+                "scopes": [],
+                "secret": "API_KEY",
+                "per_caller": None,
+            }
+        ]
+    return Registry(
+        policy,
+        catalog,
+        base_url=base_url,
+        credentials=StaticCredentials(SECRETS),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=CURSOR_KEY,
+        http_client=http_client,
+    )
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> bytes:
-    return response(status, json.dumps(body).encode("utf-8"), {"Content-Type": "application/json", **(headers or {})})
+    return response(
+        status, json.dumps(body).encode("utf-8"), {"Content-Type": "application/json", **(headers or {})}
+    )
 
 
 def issue(number: int, **extra: Any) -> dict[str, Any]:
     """A GitHub issue with every field the list_issues output schema requires."""
-    return {"number": number, "title": f"issue {number}", "state": "open", "labels": [], "comments": 0,
-            "user": {"login": "octocat"}, "updated_at": "2024-01-01T00:00:00Z",
-            "html_url": f"https://github.com/o/r/issues/{number}", **extra}
+    return {
+        "number": number,
+        "title": f"issue {number}",
+        "state": "open",
+        "labels": [],
+        "comments": 0,
+        "user": {"login": "octocat"},
+        "updated_at": "2024-01-01T00:00:00Z",
+        "html_url": f"https://github.com/o/r/issues/{number}",
+        **extra,
+    }
 
 
 def cursor_payload(token: str) -> str:
@@ -99,14 +126,17 @@ def origin_pair() -> Iterator[tuple[HostileServer, HostileServer]]:
 LINK_ESCAPES: dict[str, Callable[[HostileServer, HostileServer], str]] = {
     "other_port_sharing_the_origin_text": lambda api, other: f"{other.base_url}/exfil?page=2",
     "other_host": lambda api, other: f"http://localhost:{other.port}/exfil?page=2",
-    "origin_as_userinfo": lambda api, other: f"http://127.0.0.1:{api.port}@127.0.0.1:{other.port}/exfil?page=2",
+    "origin_as_userinfo": lambda api, other: (
+        f"http://127.0.0.1:{api.port}@127.0.0.1:{other.port}/exfil?page=2"
+    ),
     "network_path_reference": lambda api, other: f"//127.0.0.1:{other.port}/exfil?page=2",
 }
 
 
 @pytest.mark.parametrize("case", sorted(LINK_ESCAPES))
 def test_link_next_elsewhere_ends_the_walk_and_a_forged_cursor_for_it_is_refused(
-        case: str, origin_pair: tuple[HostileServer, HostileServer]) -> None:
+    case: str, origin_pair: tuple[HostileServer, HostileServer]
+) -> None:
     api, other = origin_pair
     assert other.base_url.startswith(api.base_url)
     target = LINK_ESCAPES[case](api, other)
@@ -130,16 +160,21 @@ def test_link_next_elsewhere_ends_the_walk_and_a_forged_cursor_for_it_is_refused
     assert not any(r.header_values("Authorization") for r in other.requests)
 
 
-@pytest.mark.parametrize(("url", "accepted"), [
-    ("https://api.github.com/repos/o/r/issues?page=2", True),  # the origin itself: followed
-    ("https://api.github.com.evil.invalid/repos/o/r/issues?page=2", False),
-    ("https://api.github.com@evil.invalid/repos/o/r/issues?page=2", False),
-    ("https://api.github.com:443@evil.invalid/repos/o/r/issues?page=2", False),
-    ("https://user@api.github.com/repos/o/r/issues?page=2", False),
-    ("https://api.github.com:8443/repos/o/r/issues?page=2", False),
-    ("http://api.github.com/repos/o/r/issues?page=2", False),
-])
-def test_forged_link_cursor_for_a_look_alike_origin_is_refused_before_sending(url: str, accepted: bool) -> None:
+@pytest.mark.parametrize(
+    ("url", "accepted"),
+    [
+        ("https://api.github.com/repos/o/r/issues?page=2", True),  # the origin itself: followed
+        ("https://api.github.com.evil.invalid/repos/o/r/issues?page=2", False),
+        ("https://api.github.com@evil.invalid/repos/o/r/issues?page=2", False),
+        ("https://api.github.com:443@evil.invalid/repos/o/r/issues?page=2", False),
+        ("https://user@api.github.com/repos/o/r/issues?page=2", False),
+        ("https://api.github.com:8443/repos/o/r/issues?page=2", False),
+        ("http://api.github.com/repos/o/r/issues?page=2", False),
+    ],
+)
+def test_forged_link_cursor_for_a_look_alike_origin_is_refused_before_sending(
+    url: str, accepted: bool
+) -> None:
     sent: list[httpx.Request] = []
 
     def transport(request: httpx.Request) -> httpx.Response:
@@ -178,10 +213,14 @@ def test_relative_link_target_is_followed_to_page_two(reference: str, hostile: H
     assert [r.target for r in hostile.requests][-1] == "/repos/o/r/issues?page=2"
 
 
-@pytest.mark.parametrize("encode", [lambda s: s, lambda s: s.replace("_", "%5F", 1), lambda s: quote(s, safe="")],
-                         ids=["as_is", "partly_percent_encoded", "percent_encoded"])
-def test_bearer_token_echoed_into_the_link_never_reaches_the_cursor(encode: Callable[[str], str],
-                                                                    hostile: HostileServer) -> None:
+@pytest.mark.parametrize(
+    "encode",
+    [lambda s: s, lambda s: s.replace("_", "%5F", 1), lambda s: quote(s, safe="")],
+    ids=["as_is", "partly_percent_encoded", "percent_encoded"],
+)
+def test_bearer_token_echoed_into_the_link_never_reaches_the_cursor(
+    encode: Callable[[str], str], hostile: HostileServer
+) -> None:
     """A header credential the API copies into its Link target, in any percent-encoding (RFC 3986
     2.3: ``%5F`` is ``_`` to the API): the walk ends rather than put it in a readable cursor."""
     secret = SECRETS["GITHUB_TOKEN"]
@@ -189,7 +228,7 @@ def test_bearer_token_echoed_into_the_link_never_reaches_the_cursor(encode: Call
     def api(req: RawRequest) -> bytes:
         if ("page", "2") in req.query:
             return json_response([issue(2)])
-        link = f"<{hostile.base_url}{req.path}?sig={encode(secret)}&page=2>; rel=\"next\""
+        link = f'<{hostile.base_url}{req.path}?sig={encode(secret)}&page=2>; rel="next"'
         return json_response([issue(1)], headers={"Link": link})
 
     hostile.handler = api
@@ -201,7 +240,9 @@ def test_bearer_token_echoed_into_the_link_never_reaches_the_cursor(encode: Call
 
 
 @pytest.mark.parametrize("echo", ["under_its_own_name", "under_another_name", "partly_percent_encoded"])
-def test_query_credential_echoed_into_the_link_never_reaches_the_cursor(echo: str, hostile: HostileServer) -> None:
+def test_query_credential_echoed_into_the_link_never_reaches_the_cursor(
+    echo: str, hostile: HostileServer
+) -> None:
     secret = SECRETS["API_KEY"]
     # RFC 3986 2.3: an unreserved character percent-encoded is the same character to the API
     echoed = {"under_another_name": secret, "partly_percent_encoded": secret.replace("_", "%5F", 1)}.get(echo)
@@ -210,7 +251,7 @@ def test_query_credential_echoed_into_the_link_never_reaches_the_cursor(echo: st
         if ("page", "2") in req.query:
             return json_response([issue(2)])
         query = req.raw_query + (f"&sig={echoed}" if echoed else "")
-        link = f"<{hostile.base_url}{req.path}?{query}&page=2>; rel=\"next\""
+        link = f'<{hostile.base_url}{req.path}?{query}&page=2>; rel="next"'
         return json_response([issue(1)], headers={"Link": link})
 
     hostile.handler = api
@@ -280,8 +321,9 @@ def test_cut_page_without_item_ids_walks_every_item_once(recorder: RecordingServ
 
 def test_cut_page_whose_last_shown_item_has_no_id_walks_every_item_once() -> None:
     subjects = _subjects(12)
-    items: list[dict[str, Any]] = [{"id": f"T-{i:03d}", "subject": s, "status": "open"}
-                                   for i, s in enumerate(subjects)]
+    items: list[dict[str, Any]] = [
+        {"id": f"T-{i:03d}", "subject": s, "status": "open"} for i, s in enumerate(subjects)
+    ]
     with FaultServer() as fault:
         reg = tickets_registry(fault.base_url)
         budget = int(reg.row_json("list_tickets")["output"]["max_bytes"])
@@ -305,12 +347,16 @@ LONG_HTML_URL = "https://github.com/an-organisation-with-a-long-name/a-repositor
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("html_url", [
-    pytest.param("https://github.com/o/r/issues/1", id="short_url"),
-    pytest.param(LONG_HTML_URL, id="url_over_64_chars"),
-])
-async def test_mcp_oversized_list_item_is_a_conforming_page_with_a_cursor(html_url: str,
-                                                                          recorder: RecordingServer) -> None:
+@pytest.mark.parametrize(
+    "html_url",
+    [
+        pytest.param("https://github.com/o/r/issues/1", id="short_url"),
+        pytest.param(LONG_HTML_URL, id="url_over_64_chars"),
+    ],
+)
+async def test_mcp_oversized_list_item_is_a_conforming_page_with_a_cursor(
+    html_url: str, recorder: RecordingServer
+) -> None:
     from mcp import Client
 
     from toolgen.runtime.serving.mcp_server import build_server

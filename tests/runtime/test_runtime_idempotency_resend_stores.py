@@ -66,29 +66,48 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> ReceiptStore:
         return receipts_from_url(str(tmp_path / "receipts.sqlite3"))
     if request.param == "redis":
         return receipts_from_url(f"{request.getfixturevalue('redis_url')}?prefix=t-{uuid.uuid4().hex[:10]}:")
-    return receipts_from_url(f"{request.getfixturevalue('postgres_url')}?table_prefix=t{uuid.uuid4().hex[:12]}_")
+    return receipts_from_url(
+        f"{request.getfixturevalue('postgres_url')}?table_prefix=t{uuid.uuid4().hex[:12]}_"
+    )
 
 
-@pytest.mark.parametrize("fault", [Fault.hang(1.5, write=True), Fault.answer(500, {"errors": []}, write=True),
-                                   Fault.drop(write=True)], ids=["timeout", "500", "reset"])
+@pytest.mark.parametrize(
+    "fault",
+    [Fault.hang(1.5, write=True), Fault.answer(500, {"errors": []}, write=True), Fault.drop(write=True)],
+    ids=["timeout", "500", "reset"],
+)
 def test_an_unknown_outcome_resends_the_same_body_key_over_every_store(
-        out: Path, store: ReceiptStore, fault: Fault) -> None:
+    out: Path, store: ReceiptStore, fault: Fault
+) -> None:
     with FaultServer(honours_keys=False) as api:
         api.route("POST", r"^/v2/payments$", 200, {"payment": {"id": "pay-1", "status": "COMPLETED"}})
         api.script("POST", r"^/v2/payments$", fault)
-        registry = Registry.from_dir(out, base_url=api.base_url, credentials=StaticCredentials({"SQUARE_TOKEN": "sq"}),
-                                     receipts=store)
+        registry = Registry.from_dir(
+            out, base_url=api.base_url, credentials=StaticCredentials({"SQUARE_TOKEN": "sq"}), receipts=store
+        )
         shown = registry.call("preview_create_payment", PAYMENT, actor=PAYER)
         assert shown.ok and isinstance(shown.result, dict), shown.error
         pid = shown.result["preview_id"]
-        first = registry.call("record_create_payment", {"preview_id": pid, "action_id": "pay-once"}, actor=PAYER,
-                              approval=Approval(pid))
+        first = registry.call(
+            "record_create_payment",
+            {"preview_id": pid, "action_id": "pay-once"},
+            actor=PAYER,
+            approval=Approval(pid),
+        )
         assert first.error is not None and first.error.code == "result_unknown", first
-        other = registry.call("record_create_payment", {"preview_id": pid, "action_id": "pay-twice"}, actor=PAYER,
-                              approval=Approval(pid))
+        other = registry.call(
+            "record_create_payment",
+            {"preview_id": pid, "action_id": "pay-twice"},
+            actor=PAYER,
+            approval=Approval(pid),
+        )
         assert other.error is not None and other.error.code == "approval_used", other
-        again = registry.call("record_create_payment", {"preview_id": pid, "action_id": "pay-once"}, actor=PAYER,
-                              approval=Approval(pid))
+        again = registry.call(
+            "record_create_payment",
+            {"preview_id": pid, "action_id": "pay-once"},
+            actor=PAYER,
+            approval=Approval(pid),
+        )
         assert again.ok, again.error
         sent = [r for r in api.requests if r.method == "POST"]
         assert len(sent) == 2 and sent[0].body == sent[1].body

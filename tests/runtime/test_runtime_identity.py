@@ -41,15 +41,21 @@ httpx2 = pytest.importorskip("httpx2")
 
 TOOLGEN = str(Path(sys.executable).parent / "toolgen")
 READ_TOOLS = ["get_ticket", "get_ticket_history", "get_ticket_view", "list_tickets"]
-WRITE_TOOLS = ["preview_escalate_ticket", "preview_ticket_followup", "record_escalate_ticket",
-               "record_ticket_followup"]
+WRITE_TOOLS = [
+    "preview_escalate_ticket",
+    "preview_ticket_followup",
+    "record_escalate_ticket",
+    "record_ticket_followup",
+]
 DELETE_TOOLS = ["preview_ticket_delete", "record_ticket_delete"]
 
 
 def policy_and_catalog() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     folder = tickets_dir()
-    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+    return (
+        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+    )
 
 
 def make_registry(server: TicketsServer, *, deferred: tuple[str, ...] = ()) -> Registry:
@@ -57,9 +63,15 @@ def make_registry(server: TicketsServer, *, deferred: tuple[str, ...] = ()) -> R
     for row in policy["tools"]:
         if row["tool"] in deferred:
             row["loading"] = "deferred"
-    return Registry(policy, list(catalog), base_url=server.base_url,
-                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                    receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    return Registry(
+        policy,
+        list(catalog),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
 
 
 @pytest.fixture
@@ -73,8 +85,10 @@ async def connect(url: str, token: str | None, mode: str = "auto") -> AsyncItera
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
-            Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
         yield client
 
 
@@ -109,29 +123,44 @@ def test_filter_catalog_drops_exactly_the_hidden_tools_in_every_dialect(hidden: 
         before = json.dumps(document)
         kept = filter_catalog(document, hidden)
         names = [e["function"]["name"] if "function" in e else e["name"] for e in document]
-        assert [e["function"]["name"] if "function" in e else e["name"] for e in kept] == \
-            [n for n in names if n not in hidden]
+        assert [e["function"]["name"] if "function" in e else e["name"] for e in kept] == [
+            n for n in names if n not in hidden
+        ]
         assert json.dumps(document) == before  # the input is not modified
 
 
 def test_filter_catalog_groups_and_foreign_entries() -> None:
     """Namespaces are filtered inside and dropped when emptied; entries that are no tool of the
     package (a hosted tool_search entry, the search meta-tool) stay."""
-    document = {"tools": [
-        {"type": "namespace", "name": "tickets", "tools": [{"type": "function", "name": "get_ticket"},
-                                                           {"type": "function", "name": "record_ticket_delete"}]},
-        {"type": "namespace", "name": "danger", "tools": [{"type": "function", "name": "record_ticket_delete"}]},
-        {"type": "namespace", "name": "empty", "tools": []},
-        {"type": "tool_search"},
-        {"name": SEARCH_TOOL_NAME},
-    ]}
+    document = {
+        "tools": [
+            {
+                "type": "namespace",
+                "name": "tickets",
+                "tools": [
+                    {"type": "function", "name": "get_ticket"},
+                    {"type": "function", "name": "record_ticket_delete"},
+                ],
+            },
+            {
+                "type": "namespace",
+                "name": "danger",
+                "tools": [{"type": "function", "name": "record_ticket_delete"}],
+            },
+            {"type": "namespace", "name": "empty", "tools": []},
+            {"type": "tool_search"},
+            {"name": SEARCH_TOOL_NAME},
+        ]
+    }
     kept = filter_catalog(document, {"record_ticket_delete"})
-    assert kept == {"tools": [
-        {"type": "namespace", "name": "tickets", "tools": [{"type": "function", "name": "get_ticket"}]},
-        {"type": "namespace", "name": "empty", "tools": []},
-        {"type": "tool_search"},
-        {"name": SEARCH_TOOL_NAME},
-    ]}
+    assert kept == {
+        "tools": [
+            {"type": "namespace", "name": "tickets", "tools": [{"type": "function", "name": "get_ticket"}]},
+            {"type": "namespace", "name": "empty", "tools": []},
+            {"type": "tool_search"},
+            {"name": SEARCH_TOOL_NAME},
+        ]
+    }
 
 
 def scope_sets() -> Iterator[frozenset[str]]:
@@ -149,14 +178,21 @@ def test_registry_search_and_catalog_command_agree_on_what_a_caller_sees() -> No
             visible = reg.visible_tools(actor)
             assert visible == sorted(n for n in reg.tool_names() if permits(reg.row(n), held))
             assert [e["name"] for e in reg.visible_catalog(actor)] == visible
-            found = {hit.tool for q in ("ticket", "delete a ticket", "add a note", "history")
-                     for hit in index.search(q, scopes=held, limit=50)}
+            found = {
+                hit.tool
+                for q in ("ticket", "delete a ticket", "add a note", "history")
+                for hit in index.search(q, scopes=held, limit=50)
+            }
             assert found <= set(visible)
             for dialect in ("mcp", "openai", "anthropic", "gemini"):
-                out = CliRunner().invoke(main, ["catalog", str(tickets_dir()), "--dialect", dialect,
-                                                "--scopes", ",".join(sorted(held))])
+                out = CliRunner().invoke(
+                    main,
+                    ["catalog", str(tickets_dir()), "--dialect", dialect, "--scopes", ",".join(sorted(held))],
+                )
                 assert out.exit_code == 0, out.output
-                names = [e["function"]["name"] if "function" in e else e["name"] for e in json.loads(out.output)]
+                names = [
+                    e["function"]["name"] if "function" in e else e["name"] for e in json.loads(out.output)
+                ]
                 assert sorted(names) == visible, (dialect, held)
 
 
@@ -191,10 +227,14 @@ def test_refuse_hidden_says_nothing_about_the_schema(registry: Registry, server:
 
 @pytest.mark.anyio
 async def test_http_tokens_see_different_tool_lists_in_both_protocol_eras(
-        server: TicketsServer, token_verifier: StaticTokenVerifier) -> None:
+    server: TicketsServer, token_verifier: StaticTokenVerifier
+) -> None:
     registry = make_registry(server)
-    expected = {"reader": READ_TOOLS, "writer": sorted(READ_TOOLS + WRITE_TOOLS),
-                "admin": sorted(READ_TOOLS + WRITE_TOOLS + DELETE_TOOLS)}
+    expected = {
+        "reader": READ_TOOLS,
+        "writer": sorted(READ_TOOLS + WRITE_TOOLS),
+        "admin": sorted(READ_TOOLS + WRITE_TOOLS + DELETE_TOOLS),
+    }
     catalog = {e["name"]: e for e in policy_and_catalog()[1]}
     async with http_server(registry, verifier=token_verifier) as url:
         for mode in ("auto", "legacy"):
@@ -218,19 +258,33 @@ async def test_http_tokens_see_different_tool_lists_in_both_protocol_eras(
 
 @pytest.mark.anyio
 async def test_http_forged_or_missing_token_gets_401_and_nothing(
-        server: TicketsServer, token_verifier: StaticTokenVerifier) -> None:
+    server: TicketsServer, token_verifier: StaticTokenVerifier
+) -> None:
     from mcp.shared.exceptions import MCPError
 
     registry = make_registry(server)
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "record_ticket_delete", "arguments": {"ticket_id": "T-100", "action_id": "a"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "record_ticket_delete", "arguments": {"ticket_id": "T-100", "action_id": "a"}},
+    }
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-               "MCP-Protocol-Version": "2025-11-25"}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
     async with http_server(registry, verifier=token_verifier) as url:
         async with httpx2.AsyncClient(timeout=30) as http:
-            for auth in (None, "Bearer forged-token", f"Bearer {token_sha256(TOKENS['admin'][0])}",
-                         f"Basic {TOKENS['admin'][0]}", f"Bearer {TOKENS['admin'][0]}x", "Bearer"):
+            for auth in (
+                None,
+                "Bearer forged-token",
+                f"Bearer {token_sha256(TOKENS['admin'][0])}",
+                f"Basic {TOKENS['admin'][0]}",
+                f"Bearer {TOKENS['admin'][0]}x",
+                "Bearer",
+            ):
                 for body in (listing, call):
                     sent = dict(headers, **({"Authorization": auth} if auth else {}))
                     response = await http.post(url, json=body, headers=sent)
@@ -248,7 +302,8 @@ async def test_http_forged_or_missing_token_gets_401_and_nothing(
 
 @pytest.mark.anyio
 async def test_http_hidden_tool_called_by_name_is_permission_denied(
-        server: TicketsServer, token_verifier: StaticTokenVerifier) -> None:
+    server: TicketsServer, token_verifier: StaticTokenVerifier
+) -> None:
     from mcp.shared.exceptions import MCPError
 
     registry = make_registry(server)
@@ -262,8 +317,9 @@ async def test_http_hidden_tool_called_by_name_is_permission_denied(
                 text = denied.content[0].text
                 assert denied.structured_content is None
                 assert "inputSchema" not in text and "pointer" not in text and "action_id" not in text
-            preview = await client.call_tool("preview_ticket_followup",
-                                             {"ticket_id": "T-100", "note": "x", "visibility": "public"})
+            preview = await client.call_tool(
+                "preview_ticket_followup", {"ticket_id": "T-100", "note": "x", "visibility": "public"}
+            )
             assert error_of(preview)["code"] == "permission_denied"
             with pytest.raises(MCPError):
                 await client.call_tool("no_such_tool", {})
@@ -271,14 +327,18 @@ async def test_http_hidden_tool_called_by_name_is_permission_denied(
             preview = await client.call_tool("preview_ticket_delete", {"ticket_id": "T-100"})
             assert preview.is_error is False
     assert server.side_effects["deleteTicket"] == 0 and server.requests_for("DELETE") == []
-    denies = [e for e in registry.audit.events  # type: ignore[attr-defined]
-              if e.tool == "record_ticket_delete" and e.decision == "deny"]
+    denies = [
+        e
+        for e in registry.audit.events  # type: ignore[attr-defined]
+        if e.tool == "record_ticket_delete" and e.decision == "deny"
+    ]
     assert len(denies) == 3 and {e.actor for e in denies} == {"reader"}
 
 
 @pytest.mark.anyio
 async def test_http_search_tools_respects_scopes_and_returns_full_definitions(
-        server: TicketsServer, token_verifier: StaticTokenVerifier) -> None:
+    server: TicketsServer, token_verifier: StaticTokenVerifier
+) -> None:
     registry = make_registry(server)
     catalog = {e["name"]: e for e in policy_and_catalog()[1]}
     async with http_server(registry, verifier=token_verifier, search_tool=True) as url:
@@ -295,8 +355,10 @@ async def test_http_search_tools_respects_scopes_and_returns_full_definitions(
             assert names and set(names) <= set(READ_TOOLS)
             assert {h["tool"] for h in found.structured_content["hits"]} <= set(names)
             bad = await client.call_tool(SEARCH_TOOL_NAME, {"query": "", "limit": 0})
-            assert error_of(bad)["code"] == "invalid_arguments" and error_of(bad)["details"]["pointer"] in ("/query",
-                                                                                                          "/limit")
+            assert error_of(bad)["code"] == "invalid_arguments" and error_of(bad)["details"]["pointer"] in (
+                "/query",
+                "/limit",
+            )
             missing = await client.call_tool(SEARCH_TOOL_NAME, {})
             assert error_of(missing)["details"]["pointer"] == "/query"
         async with connect(url, TOKENS["admin"][0]) as client:
@@ -311,7 +373,8 @@ async def test_http_search_tools_respects_scopes_and_returns_full_definitions(
 
 @pytest.mark.anyio
 async def test_http_deferred_tools_are_searched_not_listed_and_still_callable(
-        server: TicketsServer, token_verifier: StaticTokenVerifier) -> None:
+    server: TicketsServer, token_verifier: StaticTokenVerifier
+) -> None:
     deferred = ("get_ticket_history", "list_tickets", "preview_ticket_delete", "record_ticket_delete")
     registry = make_registry(server, deferred=deferred)
     async with http_server(registry, verifier=token_verifier) as url:  # search_tool=None: auto
@@ -341,11 +404,17 @@ async def test_http_pluggable_verifier_as_oauth_resource_server(server: TicketsS
     class Introspecting:
         async def verify_token(self, token: str) -> AccessToken | None:
             if token == "opaque-alice":
-                return AccessToken(token=token, client_id="agent-app", scopes=["ticket:read"], subject="alice")
+                return AccessToken(
+                    token=token, client_id="agent-app", scopes=["ticket:read"], subject="alice"
+                )
             return None
 
-    auth = AuthSettings(issuer_url="https://auth.example.test", resource_server_url="https://mcp.example.test/mcp",
-                        validate_token_resource=False, required_scopes=[])
+    auth = AuthSettings(
+        issuer_url="https://auth.example.test",
+        resource_server_url="https://mcp.example.test/mcp",
+        validate_token_resource=False,
+        required_scopes=[],
+    )
     registry = make_registry(server)
     async with http_server(registry, verifier=Introspecting(), auth=auth) as url:
         async with connect(url, "opaque-alice") as client:
@@ -354,8 +423,10 @@ async def test_http_pluggable_verifier_as_oauth_resource_server(server: TicketsS
         async with httpx2.AsyncClient(timeout=30) as http:
             response = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
             assert response.status_code == 401
-            assert 'resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp"' in \
-                response.headers["www-authenticate"]
+            assert (
+                'resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp"'
+                in response.headers["www-authenticate"]
+            )
             origin = url.removesuffix("/mcp")
             metadata = (await http.get(f"{origin}/.well-known/oauth-protected-resource/mcp")).json()
             assert metadata["authorization_servers"] == ["https://auth.example.test"]
@@ -381,9 +452,22 @@ def serve_process(tmp_path: Path, server: TicketsServer, *args: str) -> subproce
     env = dict(os.environ, TICKETS_TOKEN=server.token)
     env.pop("TOOLGEN_SCOPES", None)
     return subprocess.Popen(
-        [TOOLGEN, "serve", str(tickets_dir()), "--base-url", server.base_url, "--receipts",
-         str(tmp_path / "r.sqlite3"), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+        [
+            TOOLGEN,
+            "serve",
+            str(tickets_dir()),
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            str(tmp_path / "r.sqlite3"),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 async def served_url(proc: subprocess.Popen[str]) -> tuple[str, list[str]]:
@@ -401,9 +485,13 @@ async def served_url(proc: subprocess.Popen[str]) -> tuple[str, list[str]]:
 
 
 @pytest.mark.anyio
-async def test_cli_serve_http_reports_its_url_serves_and_stops_cleanly(server: TicketsServer, tmp_path: Path) -> None:
+async def test_cli_serve_http_reports_its_url_serves_and_stops_cleanly(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     tokens = write_token_file(tmp_path / "tokens.yaml")
-    proc = serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens), "--search-tool", "always")
+    proc = serve_process(
+        tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens), "--search-tool", "always"
+    )
     try:
         url, _ = await served_url(proc)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
@@ -424,16 +512,20 @@ async def test_cli_serve_http_reports_its_url_serves_and_stops_cleanly(server: T
             proc.wait()
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--http", "127.0.0.1:0"], "--http needs --tokens"),
-    (["--http", "nonsense"], "HOST:PORT"),
-    (["--http", "127.0.0.1:0", "--no-auth", "--tokens", "t.yaml"], "exclude each other"),
-    (["--http", "127.0.0.1:0", "--tokens", "t.yaml", "--scopes", "ticket:read"], "drop --scopes"),
-    (["--tokens", "t.yaml"], "apply to --http only"),
-    (["--http", "127.0.0.1:0", "--tokens", "bad.yaml"], "bad.yaml:2:5: unknown key 'who'"),
-])
-def test_cli_serve_http_bad_input_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
-                                         says: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--http", "127.0.0.1:0"], "--http needs --tokens"),
+        (["--http", "nonsense"], "HOST:PORT"),
+        (["--http", "127.0.0.1:0", "--no-auth", "--tokens", "t.yaml"], "exclude each other"),
+        (["--http", "127.0.0.1:0", "--tokens", "t.yaml", "--scopes", "ticket:read"], "drop --scopes"),
+        (["--tokens", "t.yaml"], "apply to --http only"),
+        (["--http", "127.0.0.1:0", "--tokens", "bad.yaml"], "bad.yaml:2:5: unknown key 'who'"),
+    ],
+)
+def test_cli_serve_http_bad_input_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], says: str
+) -> None:
     """In-process (the command refuses before it serves anything); the real process is the next test's."""
     (tmp_path / "bad.yaml").write_text("tokens:\n  - who: x\n", encoding="utf-8")
     write_token_file(tmp_path / "t.yaml")
@@ -448,9 +540,27 @@ def test_cli_serve_http_bad_input_exits_2_from_a_real_process(tmp_path: Path) ->
     write_token_file(tmp_path / "t.yaml")
     env = dict(os.environ)
     env.pop("TOOLGEN_SCOPES", None)
-    proc = subprocess.run([TOOLGEN, "serve", str(tickets_dir()), "--receipts", "memory://", "--http", "127.0.0.1:0",
-                           "--tokens", "t.yaml", "--scopes", "ticket:read"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False)
+    proc = subprocess.run(
+        [
+            TOOLGEN,
+            "serve",
+            str(tickets_dir()),
+            "--receipts",
+            "memory://",
+            "--http",
+            "127.0.0.1:0",
+            "--tokens",
+            "t.yaml",
+            "--scopes",
+            "ticket:read",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "drop --scopes" in proc.stderr
 
@@ -482,7 +592,11 @@ def test_search_tool_definition_is_a_valid_mcp_tool() -> None:
 
     entry = mcp_search_tool(["issues", "pulls"])
     tool = types.Tool.model_validate(entry)
-    assert tool.name == "search_tools" and tool.annotations is not None and tool.annotations.read_only_hint is True
+    assert (
+        tool.name == "search_tools"
+        and tool.annotations is not None
+        and tool.annotations.read_only_hint is True
+    )
     assert entry["inputSchema"]["required"] == ["query"]
     assert set(entry["inputSchema"]["properties"]) == {"query", "limit"}
     assert check_mcp_catalog([entry]) == [] and check_mcp_catalog([mcp_search_tool([])]) == []
@@ -525,8 +639,10 @@ async def test_fixed_actor_server_lists_by_identity_and_serves_search(server: Ti
             await client.call_tool(SEARCH_TOOL_NAME, {"query": "x"})
     policy, catalog = policy_and_catalog()
     policy["tools"][0] = dict(policy["tools"][0], tool=SEARCH_TOOL_NAME)
-    catalog = [dict(e, name=SEARCH_TOOL_NAME) if e["name"] == policy_and_catalog()[0]["tools"][0]["tool"] else e
-               for e in catalog]
+    catalog = [
+        dict(e, name=SEARCH_TOOL_NAME) if e["name"] == policy_and_catalog()[0]["tools"][0]["tool"] else e
+        for e in catalog
+    ]
     with pytest.raises(ValueError, match="search meta-tool"):
         build_server(Registry(policy, list(catalog)), READER, search_tool=True)
     with pytest.raises(ValueError, match="exactly one"):
@@ -535,7 +651,8 @@ async def test_fixed_actor_server_lists_by_identity_and_serves_search(server: Ti
 
 @pytest.mark.anyio
 async def test_http_responses_do_not_wait_for_delayed_acks(
-        server: TicketsServer, token_verifier: StaticTokenVerifier) -> None:
+    server: TicketsServer, token_verifier: StaticTokenVerifier
+) -> None:
     """The listening socket is created by toolgen (to report the bound port); asyncio disables Nagle's
     algorithm only on sockets that say they are TCP. Without it every answer written in two parts
     (headers, then body) waits for the client's delayed ACK: about 40 ms per request on Linux."""
@@ -550,4 +667,6 @@ async def test_http_responses_do_not_wait_for_delayed_acks(
             response = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
             elapsed.append(time.perf_counter() - start)
             assert response.status_code == 401
-    assert statistics.median(elapsed) < 0.035, f"median {statistics.median(elapsed) * 1000:.1f} ms per request"
+    assert statistics.median(elapsed) < 0.035, (
+        f"median {statistics.median(elapsed) * 1000:.1f} ms per request"
+    )

@@ -53,12 +53,20 @@ def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return tickets_package()
 
 
-def _registry(base_url: str, token: str, receipts: ReceiptStore, approvals: str = "issued",
-              audit: Any = None) -> Registry:
+def _registry(
+    base_url: str, token: str, receipts: ReceiptStore, approvals: str = "issued", audit: Any = None
+) -> Registry:
     policy, catalog = _package()
-    return Registry(policy, list(catalog), base_url=base_url, credentials=StaticCredentials({"TICKETS_TOKEN": token}),
-                    receipts=receipts, audit=audit if audit is not None else MemoryAuditSink(), cursor_key=b"k" * 32,
-                    approvals=approvals)
+    return Registry(
+        policy,
+        list(catalog),
+        base_url=base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": token}),
+        receipts=receipts,
+        audit=audit if audit is not None else MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+        approvals=approvals,
+    )
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
@@ -71,14 +79,20 @@ def retaining_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
 
 
 def _record(reg: Registry, pid: str, approval_id: str, key: str) -> CallResult:
-    return reg.call(FOLLOWUP, {"preview_id": pid, "action_id": key}, actor=WRITER,
-                    approval=Approval(pid, approval_id=approval_id))
+    return reg.call(
+        FOLLOWUP,
+        {"preview_id": pid, "action_id": key},
+        actor=WRITER,
+        approval=Approval(pid, approval_id=approval_id),
+    )
 
 
 # -- an approval executes at most one write ---------------------------------------------------------
 
 
-def test_an_approval_stays_spent_whatever_the_retention(server: TicketsServer, retaining_store: ReceiptStore) -> None:
+def test_an_approval_stays_spent_whatever_the_retention(
+    server: TicketsServer, retaining_store: ReceiptStore
+) -> None:
     reg = _registry(server.base_url, server.token, retaining_store)
     pid = stored_preview(reg, NOTE)
     approval_id = reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id, ttl_s=3600)
@@ -101,8 +115,9 @@ def test_an_approval_stays_spent_whatever_the_retention(server: TicketsServer, r
     reg.close()
 
 
-def test_a_spent_approval_is_stored_as_a_keyed_digest_only(server: TicketsServer, tmp_path: Path,
-                                                          redis_url: str) -> None:
+def test_a_spent_approval_is_stored_as_a_keyed_digest_only(
+    server: TicketsServer, tmp_path: Path, redis_url: str
+) -> None:
     import redis
 
     sqlite_path = tmp_path / "receipts.sqlite3"
@@ -124,8 +139,13 @@ def test_a_spent_approval_is_stored_as_a_keyed_digest_only(server: TicketsServer
     for name in names:
         assert approval_id.encode() not in name
         kind = client.type(name)
-        values = ([client.get(name)] if kind == b"string" else list(client.hgetall(name).values())
-                  if kind == b"hash" else [])
+        values = (
+            [client.get(name)]
+            if kind == b"string"
+            else list(client.hgetall(name).values())
+            if kind == b"hash"
+            else []
+        )
         assert all(approval_id.encode() not in (v or b"") for v in values), name
     client.close()
 
@@ -143,8 +163,9 @@ class _FailsOn:
         self.events.append(event)
 
 
-def test_an_approval_spent_by_a_call_that_sent_nothing_is_given_back(server: TicketsServer,
-                                                                     any_receipt_store: ReceiptStore) -> None:
+def test_an_approval_spent_by_a_call_that_sent_nothing_is_given_back(
+    server: TicketsServer, any_receipt_store: ReceiptStore
+) -> None:
     reg = _registry(server.base_url, server.token, any_receipt_store, audit=_FailsOn("approval", "allow"))
     pid = stored_preview(reg, NOTE)
     approval_id = reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
@@ -168,8 +189,10 @@ def test_an_approval_is_given_back_when_no_attempt_reached_the_api(any_receipt_s
     assert error_code(refused) == "upstream_unavailable", refused.to_json()
     assert refused.error is not None and refused.error.result_known
     scope = approval_scope(reg.api, FOLLOWUP)
-    assert any_receipt_store.spend(scope, spend_digest(scope, approval_id), "action:key:c-2", WRITER.id,
-                                   None) is None, "the approval stayed spent although nothing was sent"
+    assert (
+        any_receipt_store.spend(scope, spend_digest(scope, approval_id), "action:key:c-2", WRITER.id, None)
+        is None
+    ), "the approval stayed spent although nothing was sent"
     reg.close()
 
 
@@ -187,9 +210,18 @@ TIMEOUT_MS = 500
 def fault_server() -> Iterator[FaultServer]:
     with FaultServer(honours_keys=True) as srv:
         srv.route("GET", r"^/tickets/T-[0-9]+$", status=200, body={"id": "T-102", "status": "open"})
-        srv.route("POST", r"^/tickets/T-[0-9]+/followups$", status=201,
-                  body={"id": "F-1", "ticket_id": "T-102", "note": "x", "visibility": "public",
-                        "created_at": "2025-03-01T12:00:00Z"})
+        srv.route(
+            "POST",
+            r"^/tickets/T-[0-9]+/followups$",
+            status=201,
+            body={
+                "id": "F-1",
+                "ticket_id": "T-102",
+                "note": "x",
+                "visibility": "public",
+                "created_at": "2025-03-01T12:00:00Z",
+            },
+        )
         yield srv
 
 
@@ -199,7 +231,9 @@ def _deadline_of(result: CallResult) -> int:
     return int(details.get("deadline_ms") or TIMEOUT_MS * 3)
 
 
-def _timed(reg: Registry, tool: str, args: dict[str, Any], approval: Any, mode: str) -> tuple[CallResult, float]:
+def _timed(
+    reg: Registry, tool: str, args: dict[str, Any], approval: Any, mode: str
+) -> tuple[CallResult, float]:
     started = time.monotonic()
     if mode == "sync":
         result = reg.call(tool, args, actor=WRITER, approval=approval, timeout_ms=TIMEOUT_MS)
@@ -211,9 +245,12 @@ def _timed(reg: Registry, tool: str, args: dict[str, Any], approval: Any, mode: 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("fault", sorted(SLOW))
 @pytest.mark.parametrize("kind", ["read", "write"])
-def test_every_call_returns_within_its_deadline(fault_server: FaultServer, tmp_path: Path, mode: str, fault: str,
-                                                kind: str) -> None:
-    reg = _registry(fault_server.base_url, "tok", SqliteReceiptStore(tmp_path / "r.sqlite3"), approvals="client")
+def test_every_call_returns_within_its_deadline(
+    fault_server: FaultServer, tmp_path: Path, mode: str, fault: str, kind: str
+) -> None:
+    reg = _registry(
+        fault_server.base_url, "tok", SqliteReceiptStore(tmp_path / "r.sqlite3"), approvals="client"
+    )
     if kind == "read":
         fault_server.script("GET", r"^/tickets/T-[0-9]+$", *[SLOW[fault]] * 3)
         tool, args, approval = "get_ticket", {"ticket_id": "T-102"}, None
@@ -223,14 +260,22 @@ def test_every_call_returns_within_its_deadline(fault_server: FaultServer, tmp_p
         tool, args, approval = FOLLOWUP, {"preview_id": pid, "action_id": f"k-{mode}-{fault}"}, pid
     result, elapsed_ms = _timed(reg, tool, args, approval, mode)
     bound = _deadline_of(result) + DEADLINE_SLACK_MS
-    assert elapsed_ms <= bound, f"{mode} {kind} {fault}: {elapsed_ms:.0f} ms > {bound} ms ({result.to_json()})"
+    assert elapsed_ms <= bound, (
+        f"{mode} {kind} {fault}: {elapsed_ms:.0f} ms > {bound} ms ({result.to_json()})"
+    )
     # a write the API performed before going silent may be answered by a resend (it deduplicates the key);
     # on a loaded machine the loopback server may not even accept within the 500 ms: then no attempt
     # reached it, and the truthful answer is `upstream_unavailable` saying the connection timed out
-    never_sent = (error_code(result) == "upstream_unavailable" and result.error is not None
-                  and "connect timed out" in result.error.message)
-    assert error_code(result) in ("tool_timeout", "result_unknown") or never_sent or (
-        kind == "write" and result.ok), result.to_json()
+    never_sent = (
+        error_code(result) == "upstream_unavailable"
+        and result.error is not None
+        and "connect timed out" in result.error.message
+    )
+    assert (
+        error_code(result) in ("tool_timeout", "result_unknown")
+        or never_sent
+        or (kind == "write" and result.ok)
+    ), result.to_json()
     if kind == "write":
         receipt = reg.receipts.get(f"{reg.api}/{FOLLOWUP}", args["action_id"])
         assert receipt is not None and receipt.state != "pending", receipt
@@ -280,8 +325,9 @@ def test_a_stalled_connect_returns_within_the_deadline(stalled_listener: str, mo
 # -- nothing pending outlives its lease -----------------------------------------------------------
 
 
-def test_a_dead_owners_pending_receipt_turns_unknown(fault_server: FaultServer, any_receipt_store: ReceiptStore,
-                                                     clock: ManualClock) -> None:
+def test_a_dead_owners_pending_receipt_turns_unknown(
+    fault_server: FaultServer, any_receipt_store: ReceiptStore, clock: ManualClock
+) -> None:
     reg = _registry(fault_server.base_url, "tok", any_receipt_store, approvals="client")
     pid = stored_preview(reg, NOTE)
     scope = f"{reg.api}/{FOLLOWUP}"
@@ -302,8 +348,9 @@ def test_a_dead_owners_pending_receipt_turns_unknown(fault_server: FaultServer, 
     reg.close()
 
 
-def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_call(fault_server: FaultServer,
-                                                                                 tmp_path: Path) -> None:
+def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_call(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
     """A pending receipt stored without a lease by a process that died long ago: the next call
     with its key answers ``result_unknown`` and stores ``unknown``, so nothing stays pending."""
     policy, catalog = _package()
@@ -311,15 +358,24 @@ def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_c
         if row.get("idempotency"):
             row["idempotency"]["honoured_by_api"] = False
     path = tmp_path / "receipts.sqlite3"
-    reg = Registry(policy, list(catalog), base_url=fault_server.base_url,
-                   credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), receipts=SqliteReceiptStore(path),
-                   audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    reg = Registry(
+        policy,
+        list(catalog),
+        base_url=fault_server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}),
+        receipts=SqliteReceiptStore(path),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
     pid = stored_preview(reg, NOTE)
     scope = f"{reg.api}/{FOLLOWUP}"
     long_ago = time.time() - 3600
     with sqlite3.connect(str(path)) as conn:
-        conn.execute("INSERT INTO receipts (scope, key, fingerprint, state, actor, created_at, updated_at, lease_ms)"
-                     " VALUES (?, 'old-1', ?, 'pending', ?, ?, ?, 0)", (scope, pid, WRITER.id, long_ago, long_ago))
+        conn.execute(
+            "INSERT INTO receipts (scope, key, fingerprint, state, actor, created_at, updated_at, lease_ms)"
+            " VALUES (?, 'old-1', ?, 'pending', ?, ?, ?, 0)",
+            (scope, pid, WRITER.id, long_ago, long_ago),
+        )
     later = reg.call(FOLLOWUP, {"preview_id": pid, "action_id": "old-1"}, actor=WRITER, approval=pid)
     assert error_code(later) == "result_unknown", later.to_json()
     receipt = reg.receipts.get(scope, "old-1")
@@ -334,8 +390,14 @@ def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, t
     from toolgen.runtime.call.deadline import DeadlineBackend, ensure_deadlines
 
     policy, catalog = _package()
-    reg = Registry(policy, list(catalog), base_url=fault_server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),
-                   receipts=MemoryReceiptStore(), http_client=httpx.Client())
+    reg = Registry(
+        policy,
+        list(catalog),
+        base_url=fault_server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),
+        receipts=MemoryReceiptStore(),
+        http_client=httpx.Client(),
+    )
     fault_server.script("GET", r"^/tickets/T-[0-9]+$", *[Fault.trickle(0.05, part="headers")] * 3)
     result, elapsed_ms = _timed(reg, "get_ticket", {"ticket_id": "T-102"}, None, "sync")
     assert elapsed_ms <= _deadline_of(result) + DEADLINE_SLACK_MS, elapsed_ms
@@ -343,14 +405,18 @@ def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, t
     proxied = httpx.Client(proxy="http://127.0.0.1:9")  # proxy transports are mounted: they get it as well
     assert ensure_deadlines(proxied)
     transports = [proxied._transport, *proxied._mounts.values()]
-    assert all(isinstance(t, httpx.HTTPTransport) and isinstance(t._pool._network_backend, DeadlineBackend)
-               for t in transports if t is not None)
+    assert all(
+        isinstance(t, httpx.HTTPTransport) and isinstance(t._pool._network_backend, DeadlineBackend)
+        for t in transports
+        if t is not None
+    )
     proxied.close()
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_stalled_name_lookup_returns_within_the_deadline(fault_server: FaultServer, mode: str,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stalled_name_lookup_returns_within_the_deadline(
+    fault_server: FaultServer, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No resolver here can be made slow, so the lookup of one name is: it blocks for 3 s (as a
     resolver whose server does not answer); every other name resolves as usual."""
     real = socket.getaddrinfo
@@ -361,14 +427,22 @@ def test_a_stalled_name_lookup_returns_within_the_deadline(fault_server: FaultSe
         return real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", slow)
-    reg = _registry(f"http://slow-dns.invalid:{fault_server.base_url.rsplit(':', 1)[1]}", "tok",
-                    MemoryReceiptStore(), approvals="client")
+    reg = _registry(
+        f"http://slow-dns.invalid:{fault_server.base_url.rsplit(':', 1)[1]}",
+        "tok",
+        MemoryReceiptStore(),
+        approvals="client",
+    )
     result, elapsed_ms = _timed(reg, "get_ticket", {"ticket_id": "T-102"}, None, mode)
     assert not result.ok, result.to_json()
     assert elapsed_ms <= TIMEOUT_MS * 3 + DEADLINE_SLACK_MS, elapsed_ms
     reg.close()
     # an ordinary name still resolves and connects (each of its addresses in turn)
-    ok = _registry(fault_server.base_url.replace("127.0.0.1", "localhost"), "tok", MemoryReceiptStore(),
-                   approvals="client")
+    ok = _registry(
+        fault_server.base_url.replace("127.0.0.1", "localhost"),
+        "tok",
+        MemoryReceiptStore(),
+        approvals="client",
+    )
     assert _timed(ok, "get_ticket", {"ticket_id": "T-102"}, None, mode)[0].ok
     ok.close()

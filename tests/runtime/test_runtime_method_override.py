@@ -59,7 +59,9 @@ def test_a_method_override_header_is_the_specs_value_never_an_argument(tmp_path:
         assert not any("method" in n for n in names), f"{tool} takes {sorted(names)}"
     with RecordingServer() as srv:
         reg = Registry.from_dir(built.out, base_url=srv.base_url)
-        smuggled = reg.call("search_availability", {"origin": "NCE", "x_http_method_override": "DELETE"}, actor=READER)
+        smuggled = reg.call(
+            "search_availability", {"origin": "NCE", "x_http_method_override": "DELETE"}, actor=READER
+        )
         assert smuggled.error is not None and smuggled.error.code == "invalid_arguments", smuggled.to_json()
         assert srv.requests == []
         res = reg.call("search_availability", {"origin": "NCE"}, actor=READER)
@@ -79,9 +81,19 @@ def test_a_policy_that_binds_a_method_override_to_an_argument_sends_nothing(tmp_
     policy, catalog = built.json("policy.json"), built.json("mcp.json")
     row = next(r for r in policy["tools"] if r["tool"] == "search_availability")
     row["request"]["fixed"] = [f for f in row["request"]["fixed"] if f["name"] != "X-HTTP-Method-Override"]
-    row["request"]["bindings"].append({"arg": "override", "in": "header", "name": "X-HTTP-Method-Override",
-                                       "required": False, "null": "omit", "style": None, "explode": None,
-                                       "content_type": None, "reserved": []})
+    row["request"]["bindings"].append(
+        {
+            "arg": "override",
+            "in": "header",
+            "name": "X-HTTP-Method-Override",
+            "required": False,
+            "null": "omit",
+            "style": None,
+            "explode": None,
+            "content_type": None,
+            "reserved": [],
+        }
+    )
     entry = next(t for t in catalog if t["name"] == "search_availability")
     entry["inputSchema"]["properties"]["override"] = {"type": "string"}
     with RecordingServer() as srv:
@@ -155,12 +167,18 @@ def test_a_declared_method_parameter_or_member_is_never_an_argument(tmp_path: Pa
         reg = Registry.from_dir(built.out, base_url=srv.base_url, receipts=MemoryReceiptStore())
         for tool in ("create_order", "create_form"):
             smuggled = reg.call("preview_" + tool, {"item": "tea", "_method": "DELETE"}, actor=writer)
-            assert smuggled.error is not None and smuggled.error.code == "invalid_arguments", smuggled.to_json()
+            assert smuggled.error is not None and smuggled.error.code == "invalid_arguments", (
+                smuggled.to_json()
+            )
             shown = reg.call("preview_" + tool, {"item": "tea"}, actor=writer)
             assert shown.ok and isinstance(shown.result, dict), shown.to_json()
             pid = shown.result["preview_id"]
-            done = reg.call("record_" + tool, {"preview_id": pid, "action_id": "k-" + tool}, actor=writer,
-                            approval=Approval(pid))
+            done = reg.call(
+                "record_" + tool,
+                {"preview_id": pid, "action_id": "k-" + tool},
+                actor=writer,
+                approval=Approval(pid),
+            )
             assert done.ok, done.to_json()
         order, form = srv.requests
         assert order.json() == {"item": "tea"} and "_method" not in dict(order.query)

@@ -66,8 +66,9 @@ def _edited(tmp_path: Path, tool: str, path: tuple[str, ...], value: Any) -> tup
 
 @pytest.mark.parametrize(("tool", "path", "bound"), BOUNDS, ids=IDS)
 @pytest.mark.parametrize("excess", [1, 10**400], ids=["one-more", "huge"])
-def test_a_number_beyond_the_build_bound_is_refused_at_load(tmp_path: Path, tool: str, path: tuple[str, ...],
-                                                            bound: int, excess: int) -> None:
+def test_a_number_beyond_the_build_bound_is_refused_at_load(
+    tmp_path: Path, tool: str, path: tuple[str, ...], bound: int, excess: int
+) -> None:
     folder, index = _edited(tmp_path, tool, path, bound + excess)
     with pytest.raises(PolicyFormatError) as caught:
         Registry.from_dir(folder)
@@ -76,13 +77,17 @@ def test_a_number_beyond_the_build_bound_is_refused_at_load(tmp_path: Path, tool
 
 
 @pytest.mark.parametrize(("tool", "path", "bound"), BOUNDS, ids=IDS)
-def test_the_build_bound_itself_loads_and_calls(tmp_path: Path, tool: str, path: tuple[str, ...],
-                                                bound: int) -> None:
+def test_the_build_bound_itself_loads_and_calls(
+    tmp_path: Path, tool: str, path: tuple[str, ...], bound: int
+) -> None:
     folder, _ = _edited(tmp_path, tool, path, bound)
     with TicketsServer() as server:
-        registry = Registry.from_dir(folder, base_url=server.base_url,
-                                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                                     receipts=MemoryReceiptStore())
+        registry = Registry.from_dir(
+            folder,
+            base_url=server.base_url,
+            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+            receipts=MemoryReceiptStore(),
+        )
         try:
             out = registry.call(READ, {}, actor=Actor("agent", frozenset({"ticket:read"})))
         finally:
@@ -110,8 +115,11 @@ def test_page_sizes_out_of_order_are_refused_at_load(tmp_path: Path, case: str) 
     assert caught.value.pointer == f"/tools/{index}/pagination/{member}"
 
 
-@pytest.mark.parametrize("path", [("mode",), ("timeout_ms",), ("pagination", "min_page_size")],
-                         ids=["choice", "bound", "page-size"])
+@pytest.mark.parametrize(
+    "path",
+    [("mode",), ("timeout_ms",), ("pagination", "min_page_size")],
+    ids=["choice", "bound", "page-size"],
+)
 def test_an_unwritable_integer_is_named_by_its_size(path: tuple[str, ...]) -> None:
     """A policy table given as a Python value (a package's ``POLICY``) can hold an integer JSON text
     cannot (past 4300 digits): refused as any other, named by its size."""

@@ -46,7 +46,9 @@ def _approval_twice() -> str:
     text = json.dumps(policy)
     shown = json.dumps(row)
     assert text.count(shown) == 1
-    return text.replace(shown, shown.replace('"approval": "required"', '"approval": "required", "approval": "never"'))
+    return text.replace(
+        shown, shown.replace('"approval": "required"', '"approval": "required", "approval": "never"')
+    )
 
 
 def _literal_nan() -> str:
@@ -69,7 +71,9 @@ def test_a_table_text_the_build_never_writes_is_refused_at_load(tmp_path: Path, 
     with pytest.raises(PolicyFormatError) as caught:
         Registry.from_dir(folder)
     assert caught.value.pointer == ""
-    done = CliRunner().invoke(main, ["call", str(folder), "list_tickets", "--args", "{}", "--scopes", "ticket:read"])
+    done = CliRunner().invoke(
+        main, ["call", str(folder), "list_tickets", "--args", "{}", "--scopes", "ticket:read"]
+    )
     assert done.exit_code == 2, done.output
     assert "policy.json" in done.output
 
@@ -77,9 +81,12 @@ def test_a_table_text_the_build_never_writes_is_refused_at_load(tmp_path: Path, 
 def test_the_committed_table_still_loads_and_calls(tmp_path: Path) -> None:
     folder = _package(tmp_path, _committed())
     with TicketsServer() as server:
-        registry = Registry.from_dir(folder, base_url=server.base_url,
-                                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                                     receipts=MemoryReceiptStore())
+        registry = Registry.from_dir(
+            folder,
+            base_url=server.base_url,
+            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+            receipts=MemoryReceiptStore(),
+        )
         try:
             out = registry.call("list_tickets", {}, actor=Actor("agent", frozenset({"ticket:read"})))
         finally:
@@ -95,6 +102,8 @@ def test_a_catalog_nested_too_deep_is_refused_at_load(tmp_path: Path) -> None:
     (folder / "mcp.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     with pytest.raises(ValueError, match=r"mcp\.json"):
         Registry.from_dir(folder)
-    done = CliRunner().invoke(main, ["call", str(folder), "list_tickets", "--args", "{}", "--scopes", "ticket:read"])
+    done = CliRunner().invoke(
+        main, ["call", str(folder), "list_tickets", "--args", "{}", "--scopes", "ticket:read"]
+    )
     assert done.exit_code == 2, done.output
     assert "mcp.json" in done.output

@@ -53,8 +53,13 @@ def test_a_row_whose_mode_and_effect_disagree_is_refused_and_never_sent(edit: st
         registry = None
         try:
             with pytest.raises(PolicyFormatError) as caught:
-                registry = Registry(policy, catalog, base_url=server.base_url, receipts=MemoryReceiptStore(),
-                                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}))
+                registry = Registry(
+                    policy,
+                    catalog,
+                    base_url=server.base_url,
+                    receipts=MemoryReceiptStore(),
+                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                )
                 registry.call(DELETE, {"ticket_id": "T-130"}, actor=ADMIN)
         finally:
             if registry is not None:

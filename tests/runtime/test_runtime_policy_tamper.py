@@ -84,9 +84,24 @@ FIELDS: list[tuple[str, str, tuple[str | int, ...], Any]] = [
     ("retry.deadline_ms", "get_ticket", ("retry", "deadline_ms"), "15s"),
     ("pagination.max_page_size", "list_tickets", ("pagination", "max_page_size"), "50"),
     ("loading", "get_ticket", ("loading",), "Deferred"),
-    ("composite.step.approval", "record_escalate_ticket", ("composite", "steps", 1, "row", "approval"), "none"),
-    ("composite.step.idempotency", "record_escalate_ticket", ("composite", "steps", 1, "row", "idempotency"), ""),
-    ("composite.step.permission", "record_escalate_ticket", ("composite", "steps", 1, "row", "permission"), None),
+    (
+        "composite.step.approval",
+        "record_escalate_ticket",
+        ("composite", "steps", 1, "row", "approval"),
+        "none",
+    ),
+    (
+        "composite.step.idempotency",
+        "record_escalate_ticket",
+        ("composite", "steps", 1, "row", "idempotency"),
+        "",
+    ),
+    (
+        "composite.step.permission",
+        "record_escalate_ticket",
+        ("composite", "steps", 1, "row", "permission"),
+        None,
+    ),
 ]
 IDS = [f[0] for f in FIELDS]
 
@@ -120,8 +135,9 @@ def _refused(tmp_path: Path, policy: dict[str, Any], api: str = "tickets") -> Po
 
 
 @pytest.mark.parametrize(("name", "tool", "path", "typo"), FIELDS, ids=IDS)
-def test_a_typo_of_a_field_is_refused_at_load(tmp_path: Path, name: str, tool: str,
-                                              path: tuple[str | int, ...], typo: Any) -> None:
+def test_a_typo_of_a_field_is_refused_at_load(
+    tmp_path: Path, name: str, tool: str, path: tuple[str | int, ...], typo: Any
+) -> None:
     api, tool = _target(tool)
     policy = _policy(api)
     index = _index(policy, tool)
@@ -133,8 +149,9 @@ def test_a_typo_of_a_field_is_refused_at_load(tmp_path: Path, name: str, tool: s
 
 
 @pytest.mark.parametrize(("name", "tool", "path", "typo"), FIELDS, ids=IDS)
-def test_a_missing_field_is_refused_at_load(tmp_path: Path, name: str, tool: str,
-                                            path: tuple[str | int, ...], typo: Any) -> None:
+def test_a_missing_field_is_refused_at_load(
+    tmp_path: Path, name: str, tool: str, path: tuple[str | int, ...], typo: Any
+) -> None:
     api, tool = _target(tool)
     policy = _policy(api)
     index = _index(policy, tool)
@@ -148,8 +165,9 @@ def test_a_missing_field_is_refused_at_load(tmp_path: Path, name: str, tool: str
 
 
 @pytest.mark.parametrize(("name", "tool", "path", "typo"), FIELDS, ids=IDS)
-def test_an_unknown_member_beside_a_field_is_refused_at_load(tmp_path: Path, name: str, tool: str,
-                                                             path: tuple[str | int, ...], typo: Any) -> None:
+def test_an_unknown_member_beside_a_field_is_refused_at_load(
+    tmp_path: Path, name: str, tool: str, path: tuple[str | int, ...], typo: Any
+) -> None:
     api, tool = _target(tool)
     policy = _policy(api)
     index = _index(policy, tool)
@@ -160,7 +178,10 @@ def test_an_unknown_member_beside_a_field_is_refused_at_load(tmp_path: Path, nam
     unknown = f"{path[-1]}_override"
     parent[unknown] = parent[path[-1]]
     error = _refused(tmp_path, policy, api)
-    assert error.pointer == _pointer(index, (*path[:-1], unknown)) and "unknown member" in error.message, (name, error)
+    assert error.pointer == _pointer(index, (*path[:-1], unknown)) and "unknown member" in error.message, (
+        name,
+        error,
+    )
 
 
 @pytest.mark.parametrize("version", [FORMAT_VERSION - 1, FORMAT_VERSION + 1, str(FORMAT_VERSION), None, True])
@@ -187,7 +208,9 @@ def test_a_package_module_with_a_tampered_policy_is_refused_naming_its_file(tmp_
     policy["tools"][index]["idempotency"]["in"] = "Header"
     module = types.ModuleType("tickets")
     module.__file__ = str(tmp_path / "tickets" / "__init__.py")
-    module.__dict__.update(POLICY=policy, MCP_TOOLS=json.loads((REPO / "generated" / "tickets" / "mcp.json").read_bytes()))
+    module.__dict__.update(
+        POLICY=policy, MCP_TOOLS=json.loads((REPO / "generated" / "tickets" / "mcp.json").read_bytes())
+    )
     with pytest.raises(PolicyFormatError) as caught:
         Registry.from_package(module)
     assert caught.value.file == str(tmp_path / "tickets" / "policy.json")
@@ -202,8 +225,11 @@ def test_call_and_serve_exit_2_naming_the_member(tmp_path: Path, command: str) -
     index = _index(policy, RECORD)
     del policy["tools"][index]["approval"]
     (folder / "policy.json").write_text(json.dumps(policy), encoding="utf-8")
-    args = (["call", str(folder), RECORD, "--args", "{}", "--scopes", "ticket:write"] if command == "call"
-            else ["serve", str(folder), "--scopes", "ticket:write"])
+    args = (
+        ["call", str(folder), RECORD, "--args", "{}", "--scopes", "ticket:write"]
+        if command == "call"
+        else ["serve", str(folder), "--scopes", "ticket:write"]
+    )
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
     assert f"policy.json#/tools/{index}/approval: required member 'approval' is missing" in result.output
@@ -214,14 +240,17 @@ def test_call_and_serve_exit_2_naming_the_member(tmp_path: Path, command: str) -
 
 def test_the_published_schema_is_the_generated_one() -> None:
     assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
-        "docs/policy.schema.json is stale: run `python -m toolgen.policy.schema > docs/policy.schema.json`")
+        "docs/policy.schema.json is stale: run `python -m toolgen.policy.schema > docs/policy.schema.json`"
+    )
 
 
 @pytest.mark.skipif(not COMMITTED, reason="no generated/ in this tree (run `toolgen build`)")
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.parent.name)
 def test_every_committed_policy_conforms_to_the_schema(path: Path) -> None:
     validator = jsonschema_rs.Draft202012Validator(policy_schema())
-    errors = [f"{e.instance_path}: {e.message}"[:200] for e in validator.iter_errors(json.loads(path.read_bytes()))]
+    errors = [
+        f"{e.instance_path}: {e.message}"[:200] for e in validator.iter_errors(json.loads(path.read_bytes()))
+    ]
     assert errors == []
 
 
@@ -229,7 +258,9 @@ def test_every_committed_policy_conforms_to_the_schema(path: Path) -> None:
 
 #: members whose value is free JSON the reader keeps as it is (a schema, a fixed value, a literal):
 #: a mutation inside them is a legitimate other value, not a tampering of the format
-FREE = frozenset({"input_schema", "output_schema", "schema", "value", "$literal", "dialect_rewrites", "fixed"})
+FREE = frozenset(
+    {"input_schema", "output_schema", "schema", "value", "$literal", "dialect_rewrites", "fixed"}
+)
 #: values that no member of the format may take where another type is expected
 ODD: list[Any] = [None, True, 0, -1, "", "Required", [], {}, 1.5]
 
@@ -286,6 +317,7 @@ def _odd(index: int) -> Mutation:
             return False
         parent[key] = copy.deepcopy(ODD[index])
         return True
+
     return replace
 
 
@@ -299,8 +331,9 @@ VALIDATOR = jsonschema_rs.Draft202012Validator(policy_schema())
 def _in_a_map(path: tuple[str | int, ...]) -> bool:
     """Whether `path` names an entry of a map whose keys are the plan's own (a step's ``args``, a
     composite's ``output``): removing or adding one is another plan, not a tampering of the format."""
-    return len(path) >= 2 and (path[-2] == "args" or (path[-2] == "output" and len(path) >= 3
-                                                       and path[-3] == "composite"))
+    return len(path) >= 2 and (
+        path[-2] == "args" or (path[-2] == "output" and len(path) >= 3 and path[-3] == "composite")
+    )
 
 
 @pytest.mark.skipif(not COMMITTED, reason="no generated/ in this tree (run `toolgen build`)")

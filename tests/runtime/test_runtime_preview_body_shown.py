@@ -106,15 +106,17 @@ def registry(package: Path, server: RecordingServer) -> Iterator[Registry]:
     reg.close()
 
 
-def _preview_and_send(registry: Registry, server: RecordingServer, intent: str, args: dict[str, Any],
-                      key: str) -> tuple[dict[str, Any], Recorded]:
+def _preview_and_send(
+    registry: Registry, server: RecordingServer, intent: str, args: dict[str, Any], key: str
+) -> tuple[dict[str, Any], Recorded]:
     shown = registry.call(f"preview_{intent}", args, actor=WRITER)
     assert shown.ok and shown.result is not None, shown.to_json()
     pid = str(shown.result["preview_id"])
     assert registry.approvable_request(f"record_{intent}", pid, WRITER.id) == shown.result["request"]
     server.clear()
-    sent = registry.call(f"record_{intent}", {"preview_id": pid, "action_id": key}, actor=WRITER,
-                         approval=Approval(pid))
+    sent = registry.call(
+        f"record_{intent}", {"preview_id": pid, "action_id": key}, actor=WRITER, approval=Approval(pid)
+    )
     assert sent.ok, sent.to_json()
     assert sent.request == shown.result["request"]
     return shown.result["request"], server.requests[-1]
@@ -134,13 +136,17 @@ def _parts(recorded: Recorded) -> dict[str, bytes]:
 _TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\r"), min_size=1, max_size=40)
 
 
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=_TEXT, tag=_TEXT, attachment=_TEXT)
-def test_a_multipart_preview_shows_every_part_as_sent(registry: Registry, server: RecordingServer, text: str,
-                                                      tag: str, attachment: str) -> None:
+def test_a_multipart_preview_shows_every_part_as_sent(
+    registry: Registry, server: RecordingServer, text: str, tag: str, attachment: str
+) -> None:
     args = {"channel": "general", "text": text, "meta": {"tag": tag}, "attachment": attachment}
-    shown, wire = _preview_and_send(registry, server, "post_message", args, hashlib.sha256(
-        repr(args).encode()).hexdigest())
+    shown, wire = _preview_and_send(
+        registry, server, "post_message", args, hashlib.sha256(repr(args).encode()).hexdigest()
+    )
     parts = shown["body"]["multipart"]
     assert [p["name"] for p in parts] == ["channel", "text", "meta", "attachment"]
     assert {p["name"]: p["value"] for p in parts} == args, "the approver is not shown what is sent"
@@ -151,6 +157,9 @@ def test_a_multipart_preview_shows_every_part_as_sent(registry: Registry, server
 
 def test_a_binary_preview_shows_the_bytes_sent(registry: Registry, server: RecordingServer) -> None:
     shown, wire = _preview_and_send(registry, server, "put_raw", {"body": "DROP TABLE users;"}, "raw-1")
-    assert shown["body"] == {"bytes": 17, "sha256": hashlib.sha256(b"DROP TABLE users;").hexdigest(),
-                             "text": "DROP TABLE users;"}
+    assert shown["body"] == {
+        "bytes": 17,
+        "sha256": hashlib.sha256(b"DROP TABLE users;").hexdigest(),
+        "text": "DROP TABLE users;",
+    }
     assert wire.body == b"DROP TABLE users;"

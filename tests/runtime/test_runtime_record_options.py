@@ -23,10 +23,12 @@ NOTE = {"ticket_id": "T-102", "note": "Called back.", "visibility": "public"}
 
 def followup(extra: str = "", approval: str = "required") -> str:
     """An intent map body with the follow-up write; `extra` lines go under the intent."""
-    return ("tools:\n  followup:\n    operation: addFollowup\n    effect: write\n    permission: ticket:write\n"
-            f"    approval: {approval}\n"
-            "    idempotency: {key: action_id, send_as: \"header:Idempotency-Key\", honoured_by_api: true}\n"
-            + extra)
+    return (
+        "tools:\n  followup:\n    operation: addFollowup\n    effect: write\n    permission: ticket:write\n"
+        f"    approval: {approval}\n"
+        '    idempotency: {key: action_id, send_as: "header:Idempotency-Key", honoured_by_api: true}\n'
+        + extra
+    )
 
 
 def _schema(built: Built, tool: str) -> dict[str, Any]:
@@ -34,17 +36,24 @@ def _schema(built: Built, tool: str) -> dict[str, Any]:
 
 
 def _registry(built: Built, server: TicketsServer) -> Registry:
-    return Registry.from_dir(built.out, base_url=server.base_url,
-                             credentials=StaticCredentials({"API_TOKEN": server.token}),
-                             receipts=MemoryReceiptStore())
+    return Registry.from_dir(
+        built.out,
+        base_url=server.base_url,
+        credentials=StaticCredentials({"API_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+    )
 
 
-@pytest.mark.parametrize("extra, approval, line", [
-    ("    preview: false\n", "required", 11),
-    ("    preview: false\n    record: {arguments: preview}\n", "never", 11),
-])
-def test_preview_false_is_refused_where_the_record_needs_its_preview(tmp_path: Path, extra: str, approval: str,
-                                                                     line: int) -> None:
+@pytest.mark.parametrize(
+    "extra, approval, line",
+    [
+        ("    preview: false\n", "required", 11),
+        ("    preview: false\n    record: {arguments: preview}\n", "never", 11),
+    ],
+)
+def test_preview_false_is_refused_where_the_record_needs_its_preview(
+    tmp_path: Path, extra: str, approval: str, line: int
+) -> None:
     built = build(tmp_path, TICKETS, followup(extra, approval), expect=2)
     assert "error[preview-required]" in built.result.output, built.result.output
     assert f"api.yaml:{line}:" in built.result.output, built.result.output
@@ -52,9 +61,11 @@ def test_preview_false_is_refused_where_the_record_needs_its_preview(tmp_path: P
 
 
 def test_idempotency_key_named_preview_id_is_refused(tmp_path: Path) -> None:
-    body = ("tools:\n  followup:\n    operation: addFollowup\n    effect: write\n    permission: ticket:write\n"
-            "    approval: required\n"
-            "    idempotency: {key: preview_id, send_as: \"header:Idempotency-Key\", honoured_by_api: true}\n")
+    body = (
+        "tools:\n  followup:\n    operation: addFollowup\n    effect: write\n    permission: ticket:write\n"
+        "    approval: required\n"
+        '    idempotency: {key: preview_id, send_as: "header:Idempotency-Key", honoured_by_api: true}\n'
+    )
     built = build(tmp_path, TICKETS, body, expect=2)
     assert "idempotency-key-collision" in built.result.output and "api.yaml:10:" in built.result.output
 
@@ -62,7 +73,9 @@ def test_idempotency_key_named_preview_id_is_refused(tmp_path: Path) -> None:
 def test_default_with_approval_executes_the_stored_preview(tmp_path: Path, server: TicketsServer) -> None:
     built = build(tmp_path, TICKETS, followup("    record: {preview_ttl_s: 60}\n"))
     schema = _schema(built, "record_followup")
-    assert set(schema["properties"]) == {"preview_id", "action_id"} and schema["additionalProperties"] is False
+    assert (
+        set(schema["properties"]) == {"preview_id", "action_id"} and schema["additionalProperties"] is False
+    )
     assert built.row("record_followup")["record"] == {"arguments": "preview", "preview_ttl_s": 60}
     assert built.row("preview_followup")["record"] is None
     policy_md = (built.out / "POLICY.md").read_text(encoding="utf-8")
@@ -70,8 +83,12 @@ def test_default_with_approval_executes_the_stored_preview(tmp_path: Path, serve
     reg = _registry(built, server)
     shown = reg.call("preview_followup", NOTE, actor=WRITER)
     assert shown.ok and shown.result is not None and shown.result["expires_in_s"] == 60
-    res = reg.call("record_followup", {"preview_id": shown.result["preview_id"], "action_id": "a-1"}, actor=WRITER,
-                   approval=shown.result["preview_id"])
+    res = reg.call(
+        "record_followup",
+        {"preview_id": shown.result["preview_id"], "action_id": "a-1"},
+        actor=WRITER,
+        approval=shown.result["preview_id"],
+    )
     assert res.ok and res.request is not None, res.to_json()
 
 
@@ -85,20 +102,30 @@ def test_full_arguments_on_request_keep_the_old_record(tmp_path: Path, server: T
     reg = _registry(built, server)
     shown = reg.call("preview_followup", NOTE, actor=WRITER)
     assert shown.ok and shown.result is not None and "expires_in_s" not in shown.result
-    res = reg.call("record_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=shown.result["preview_id"])
+    res = reg.call(
+        "record_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=shown.result["preview_id"]
+    )
     assert res.ok and res.request is None, res.to_json()
-    other = reg.call("record_followup", dict(NOTE, note="Other", action_id="a-2"), actor=WRITER,
-                     approval=shown.result["preview_id"])
+    other = reg.call(
+        "record_followup",
+        dict(NOTE, note="Other", action_id="a-2"),
+        actor=WRITER,
+        approval=shown.result["preview_id"],
+    )
     assert other.error is not None and other.error.code == "approval_mismatch"
 
 
-def test_a_write_without_approval_may_opt_in_to_the_stored_preview(tmp_path: Path, server: TicketsServer) -> None:
+def test_a_write_without_approval_may_opt_in_to_the_stored_preview(
+    tmp_path: Path, server: TicketsServer
+) -> None:
     built = build(tmp_path, TICKETS, followup("    record: {arguments: preview}\n", "never"))
     assert set(_schema(built, "record_followup")["properties"]) == {"preview_id", "action_id"}
     reg = _registry(built, server)
     shown = reg.call("preview_followup", NOTE, actor=WRITER)
     assert shown.ok and shown.result is not None and shown.result["approval_required"] is False
-    res = reg.call("record_followup", {"preview_id": shown.result["preview_id"], "action_id": "a-1"}, actor=WRITER)
+    res = reg.call(
+        "record_followup", {"preview_id": shown.result["preview_id"], "action_id": "a-1"}, actor=WRITER
+    )
     assert res.ok, res.to_json()
     assert server.side_effects["addFollowup"] == 1
 
@@ -121,7 +148,9 @@ def test_a_ttl_on_a_full_argument_record_is_a_warning(tmp_path: Path) -> None:
 
 def _lint(tmp_path: Path, body: str) -> list[dict[str, Any]]:
     intent = tmp_path / "api.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(TICKETS))}\napi: {{name: api}}\n{body}", encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(TICKETS))}\napi: {{name: api}}\n{body}", encoding="utf-8"
+    )
     result = run("lint", str(intent), "--format", "json")
     data = json.loads(result.output)
     findings = data["findings"] if isinstance(data, dict) else data
@@ -136,6 +165,8 @@ def test_lint_suggests_dropping_a_preview_that_gates_nothing(tmp_path: Path) -> 
     assert _lint(tmp_path, followup("", "required")) == []
     assert _lint(tmp_path, followup("    preview: false\n", "never")) == []
     assert _lint(tmp_path, followup("    record: {arguments: preview}\n", "never")) == []
-    destructive = ("tools:\n  delete:\n    operation: DELETE /tickets/{ticket_id}\n    effect: destructive\n"
-                   "    permission: ticket:delete\n    approval: never\n    idempotency: {key: action_id, send_as: none}\n")
+    destructive = (
+        "tools:\n  delete:\n    operation: DELETE /tickets/{ticket_id}\n    effect: destructive\n"
+        "    permission: ticket:delete\n    approval: never\n    idempotency: {key: action_id, send_as: none}\n"
+    )
     assert _lint(tmp_path, destructive) == []

@@ -28,7 +28,9 @@ MARKER = "[redacted]"
 READER = Actor.of("reader", "ticket:read")
 #: text made mostly of the marker's own characters, so that secrets and markers meet often
 _TEXT = st.text(st.sampled_from("[redacted] xyRE\u00e9"), max_size=60) | st.text(max_size=40)
-_SECRET = st.text(st.sampled_from("[redacted]xy\u00e9"), min_size=1, max_size=4) | st.text(min_size=1, max_size=6)
+_SECRET = st.text(st.sampled_from("[redacted]xy\u00e9"), min_size=1, max_size=4) | st.text(
+    min_size=1, max_size=6
+)
 
 
 def _marked(draw: Any) -> str:
@@ -60,8 +62,10 @@ def test_a_one_letter_secret_keeps_every_marker_whole() -> None:
         assert scrub(MARKER, [letter]) == MARKER
         assert scrub(f"Bearer {letter}+{letter}", [f"Bearer {letter}", letter]) == f"{MARKER}+{MARKER}"
     assert scrub({"a": "data [redacted] a"}, ["a"]) == {MARKER: f"d{MARKER}t{MARKER} {MARKER} {MARKER}"}
-    assert scrub_bytes(b"Bearer a a [redacted]", echo_forms(["Bearer a", "a"])) == \
-        b"[redacted] [redacted] [redacted]"
+    assert (
+        scrub_bytes(b"Bearer a a [redacted]", echo_forms(["Bearer a", "a"]))
+        == b"[redacted] [redacted] [redacted]"
+    )
 
 
 def test_a_secret_that_straddles_a_marker_is_covered() -> None:
@@ -81,9 +85,12 @@ def test_redacted_text_holds_no_secret_and_every_marker_whole(text: str, secrets
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(text=_MARKED, secrets=st.lists(_SECRET, min_size=1, max_size=2),
-       encoding=st.sampled_from(ECHO_ENCODINGS))
-def test_redacted_bytes_hold_no_secret_and_every_marker_whole(text: str, secrets: list[str], encoding: str) -> None:
+@given(
+    text=_MARKED, secrets=st.lists(_SECRET, min_size=1, max_size=2), encoding=st.sampled_from(ECHO_ENCODINGS)
+)
+def test_redacted_bytes_hold_no_secret_and_every_marker_whole(
+    text: str, secrets: list[str], encoding: str
+) -> None:
     try:
         content = text.encode(encoding)
     except UnicodeEncodeError:
@@ -131,16 +138,27 @@ def echo() -> Iterator[RecordingServer]:
 
 
 def _registry(echo: RecordingServer, token: str) -> Registry:
-    return Registry.from_dir(tickets_dir(), base_url=echo.base_url + "/v1", audit=MemoryAuditSink(),
-                             credentials=StaticCredentials({"TICKETS_TOKEN": token}), cursor_key=b"k" * 32)
+    return Registry.from_dir(
+        tickets_dir(),
+        base_url=echo.base_url + "/v1",
+        audit=MemoryAuditSink(),
+        credentials=StaticCredentials({"TICKETS_TOKEN": token}),
+        cursor_key=b"k" * 32,
+    )
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(token=st.sampled_from(list("[redact]")) | st.text(st.characters(codec="ascii", min_codepoint=0x21),
-                                                          min_size=1, max_size=3))
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    token=st.sampled_from(list("[redact]"))
+    | st.text(st.characters(codec="ascii", min_codepoint=0x21), min_size=1, max_size=3)
+)
 def test_an_answer_under_a_short_secret_keeps_its_markers(echo: RecordingServer, token: str) -> None:
     answer = {"id": "T-1", "subject": f"data {token} [redacted] x", "status": "open"}
-    echo.reply("GET", "/v1/tickets/", body=json.dumps(answer).encode("utf-8"), content_type="application/json")
+    echo.reply(
+        "GET", "/v1/tickets/", body=json.dumps(answer).encode("utf-8"), content_type="application/json"
+    )
     with _registry(echo, token) as reg:
         result = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
     assert result.ok, result.to_json()
@@ -168,19 +186,50 @@ def _strings(value: Any) -> list[str]:
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("command", [["call", "tickets", "get_ticket", "--args", '{"ticket_id": "T-1"}'],
-                                     ["serve", "tickets"]])
+@pytest.mark.parametrize(
+    "command", [["call", "tickets", "get_ticket", "--args", '{"ticket_id": "T-1"}'], ["serve", "tickets"]]
+)
 def test_a_very_short_secret_is_warned_about_at_start(command: list[str]) -> None:
     env = {"TICKETS_TOKEN": "ab", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-m", "toolgen", *command, "--receipts", "memory://",
-                           "--base-url", "http://127.0.0.1:9/v1"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120, check=False, env=_with_path(env))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            *command,
+            "--receipts",
+            "memory://",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+        env=_with_path(env),
+    )
     assert "TICKETS_TOKEN" in done.stderr and "short" in done.stderr, done.stderr
     assert "'ab'" not in done.stderr and " ab " not in done.stderr  # the warning never quotes the secret
     env["TICKETS_TOKEN"] = "a-long-enough-token"
-    done = subprocess.run([sys.executable, "-m", "toolgen", *command, "--receipts", "memory://",
-                           "--base-url", "http://127.0.0.1:9/v1"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120, check=False, env=_with_path(env))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            *command,
+            "--receipts",
+            "memory://",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+        env=_with_path(env),
+    )
     assert "short" not in done.stderr, done.stderr
 
 

@@ -22,15 +22,30 @@ READER = Actor.of("t", ["ticket:read"])
 
 
 def _registry(base_url: str | None = None) -> Registry:
-    return Registry.from_dir(tickets_dir(), base_url=base_url, receipts=MemoryReceiptStore(),
-                             credentials=StaticCredentials({"TICKETS_TOKEN": "t0k"}), cursor_key=b"k" * 32)
+    return Registry.from_dir(
+        tickets_dir(),
+        base_url=base_url,
+        receipts=MemoryReceiptStore(),
+        credentials=StaticCredentials({"TICKETS_TOKEN": "t0k"}),
+        cursor_key=b"k" * 32,
+    )
 
 
-@pytest.mark.parametrize(("url", "placeholder"), [
-    ("https://api.example.com/v1", True), ("https://example.org", True), ("http://localhost:8080", True),
-    ("http://127.0.0.1:8765/v1", True), ("https://{tenant}.acme.io/api", True), ("/v1", True), ("", True),
-    ("https://api.widgets.test", True), ("https://api.github.com", False), ("https://api.stripe.com", False),
-])
+@pytest.mark.parametrize(
+    ("url", "placeholder"),
+    [
+        ("https://api.example.com/v1", True),
+        ("https://example.org", True),
+        ("http://localhost:8080", True),
+        ("http://127.0.0.1:8765/v1", True),
+        ("https://{tenant}.acme.io/api", True),
+        ("/v1", True),
+        ("", True),
+        ("https://api.widgets.test", True),
+        ("https://api.github.com", False),
+        ("https://api.stripe.com", False),
+    ],
+)
 def test_placeholder_base_urls(url: str, placeholder: bool) -> None:
     assert (placeholder_base_url(url) is not None) is placeholder
 
@@ -50,10 +65,28 @@ def test_startup_warnings_name_missing_secrets_and_example_servers() -> None:
 
 
 def test_call_warns_on_stderr(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "call", str(tickets_dir()), "get_ticket",
-                           "--args", '{"ticket_id": "T-100"}', "--scopes", "ticket:read", "--receipts", "memory://"],
-                          check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                          env={k: v for k, v in os.environ.items() if k != "TICKETS_TOKEN"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "call",
+            str(tickets_dir()),
+            "get_ticket",
+            "--args",
+            '{"ticket_id": "T-100"}',
+            "--scopes",
+            "ticket:read",
+            "--receipts",
+            "memory://",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "TICKETS_TOKEN"},
+    )
     assert proc.returncode == 1
     assert "toolgen call: warning: the secret TICKETS_TOKEN is not set" in proc.stderr
     assert "toolgen call: warning: calling http://127.0.0.1:8765/v1" in proc.stderr

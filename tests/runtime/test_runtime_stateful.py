@@ -79,8 +79,16 @@ FOLLOWUPS = r"^/v1/tickets/T-[0-9]+/followups$"
 NOTES = ("Called the customer back.", "Refund issued.", "Escalated to tier two.")
 KEYS = ("key-a", "key-b", "key-c", "key-d")
 #: What the runtime itself answers to a record step it does not accept
-REFUSALS = ("invalid_arguments", "preview_not_found", "preview_expired", "preview_mismatch", "approval_required",
-            "approval_mismatch", "approval_used", "permission_denied")
+REFUSALS = (
+    "invalid_arguments",
+    "preview_not_found",
+    "preview_expired",
+    "preview_mismatch",
+    "approval_required",
+    "approval_mismatch",
+    "approval_used",
+    "permission_denied",
+)
 WRITER = Actor.of("machine", ["ticket:read", "ticket:write"])
 TIMEOUT_MS = 300
 
@@ -101,8 +109,13 @@ FAULTS: dict[str, Fault] = {
 
 def _followup(req: Received, n: int) -> dict[str, Any]:
     sent = req.json() if req.body else {}
-    return {"id": f"F-{n}", "ticket_id": req.path.split("/")[3], "note": sent.get("note"),
-            "visibility": sent.get("visibility"), "created_at": "2025-03-01T12:00:00Z"}
+    return {
+        "id": f"F-{n}",
+        "ticket_id": req.path.split("/")[3],
+        "note": sent.get("note"),
+        "visibility": sent.get("visibility"),
+        "created_at": "2025-03-01T12:00:00Z",
+    }
 
 
 def _package(honoured: bool) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
@@ -139,10 +152,15 @@ class WritePathMachine(RuleBasedStateMachine):
 
     def _open(self) -> Registry:
         self.audit = MemoryAuditSink()
-        return Registry(self.policy, self.catalog, base_url=self.server.base_url + "/v1",
-                        credentials=StaticCredentials({"TICKETS_TOKEN": TOKEN}),
-                        receipts=SqliteReceiptStore(self.receipts_path), audit=self.audit,
-                        cursor_key=b"m" * 32)
+        return Registry(
+            self.policy,
+            self.catalog,
+            base_url=self.server.base_url + "/v1",
+            credentials=StaticCredentials({"TICKETS_TOKEN": TOKEN}),
+            receipts=SqliteReceiptStore(self.receipts_path),
+            audit=self.audit,
+            cursor_key=b"m" * 32,
+        )
 
     def _call(self, tool: str, args: dict[str, Any], approval: Approval | None = None) -> CallResult:
         failure = ""
@@ -181,9 +199,15 @@ class WritePathMachine(RuleBasedStateMachine):
             assert result.request is not None and result.request["body"] == shown["body"], result.to_json()
             assert result.request["url"] == shown["url"]
         for request in sent:
-            problems = preview_mismatches(shown, method=request.method, path=request.path,
-                                          raw_query=request.raw_query, headers=request.headers,
-                                          body=request.body, key_header="Idempotency-Key")
+            problems = preview_mismatches(
+                shown,
+                method=request.method,
+                path=request.path,
+                raw_query=request.raw_query,
+                headers=request.headers,
+                body=request.body,
+                key_header="Idempotency-Key",
+            )
             assert problems == [], problems
             assert request.header("Idempotency-Key") == key
         if not self.HONOURED:
@@ -191,7 +215,8 @@ class WritePathMachine(RuleBasedStateMachine):
             # one did nothing (429); a timeout, a dropped connection or a 5xx leaves it possibly done
             earlier = [r.answered for r in sent[:-1]]
             assert all(status == 429 for status in earlier), (
-                f"re-sent to an API that does not deduplicate, after answers {earlier}")
+                f"re-sent to an API that does not deduplicate, after answers {earlier}"
+            )
         for k, count in self.server.side_effects_by_key().items():
             assert count <= 1, f"key {k!r} was written {count} times"
         return result, sent
@@ -201,15 +226,19 @@ class WritePathMachine(RuleBasedStateMachine):
 
     def _observe(self, key: str, result: CallResult) -> None:
         """Result knowledge only grows: after an unknown outcome, only a success makes it known."""
-        event(f"record: {'replayed' if result.replayed else 'ok'}" if result.ok
-              else f"record: {result.error.code if result.error else '?'}")
+        event(
+            f"record: {'replayed' if result.replayed else 'ok'}"
+            if result.ok
+            else f"record: {result.error.code if result.error else '?'}"
+        )
         if result.ok:
             self.known[key] = True
             return
         assert result.error is not None
         if self.known.get(key) is False:
             assert result.error.result_known is False, (
-                f"key {key!r}: an unknown outcome became known without a 2xx or a replay: {result.to_json()}")
+                f"key {key!r}: an unknown outcome became known without a 2xx or a replay: {result.to_json()}"
+            )
         self.known[key] = result.error.result_known
 
     # -- rules ---------------------------------------------------------------------------------------
@@ -232,8 +261,9 @@ class WritePathMachine(RuleBasedStateMachine):
         result, _ = self._record(key, self.action_of[key])
         self._observe(key, result)
 
-    @rule(key=st.sampled_from(KEYS), note=st.integers(0, len(NOTES) - 1),
-          kind=st.sampled_from(sorted(FAULTS)))
+    @rule(
+        key=st.sampled_from(KEYS), note=st.integers(0, len(NOTES) - 1), kind=st.sampled_from(sorted(FAULTS))
+    )
     def record_under_fault(self, key: str, note: int, kind: str) -> None:
         """The next request of this record call meets `kind` (later ones are answered normally)."""
         self.server.clear_scripts()
@@ -257,15 +287,22 @@ class WritePathMachine(RuleBasedStateMachine):
         preview_id, _ = self.previews[note]
         with sqlite3.connect(str(self.receipts_path)) as conn:
             if change == "expire":
-                conn.execute("UPDATE previews SET expires_at = created_at - 1 WHERE preview_id = ?", (preview_id,))
+                conn.execute(
+                    "UPDATE previews SET expires_at = created_at - 1 WHERE preview_id = ?", (preview_id,)
+                )
             elif change == "tamper":
                 other = json.dumps(self._args((note + 1) % len(NOTES)))
                 conn.execute("UPDATE previews SET arguments = ? WHERE preview_id = ?", (other, preview_id))
         target = "sha256:" + "0" * 64 if change == "forge" else preview_id
         before = len(self.server.requests)
-        result = self._call(TOOL, {"preview_id": target, "action_id": "probe"},
-                            Approval(target, approval_id=f"probe/{note}/{change}"))
-        expected = {"expire": "preview_expired", "tamper": "preview_mismatch", "forge": "preview_not_found"}[change]
+        result = self._call(
+            TOOL,
+            {"preview_id": target, "action_id": "probe"},
+            Approval(target, approval_id=f"probe/{note}/{change}"),
+        )
+        expected = {"expire": "preview_expired", "tamper": "preview_mismatch", "forge": "preview_not_found"}[
+            change
+        ]
         assert result.error is not None and result.error.code == expected, result.to_json()
         assert len(self.server.requests) == before, "a broken preview reached the API"
         assert self._receipt("probe") is None, "a refused record left a receipt"
@@ -340,8 +377,16 @@ LIFETIME_TIMEOUT_MS = 100
 #: store's retention waits for Redis to expire them: short, so the forgetting costs little waiting.
 REDIS_COMPLETED_TTL_S = 0.05
 REDIS_EXPIRY_WAIT_S = 0.07
-LISTED = [{"id": f"T-{100 + n}", "subject": f"ticket {n}", "status": "open", "priority": "normal",
-           "created_at": "2025-03-01T12:00:00Z"} for n in range(7)]
+LISTED = [
+    {
+        "id": f"T-{100 + n}",
+        "subject": f"ticket {n}",
+        "status": "open",
+        "priority": "normal",
+        "created_at": "2025-03-01T12:00:00Z",
+    }
+    for n in range(7)
+]
 READ_PATH = r"^/v1/tickets/T-[0-9]+$"
 LIST_PATH = r"^/v1/tickets$"
 
@@ -363,10 +408,17 @@ class LifetimeMachine(RuleBasedStateMachine):
         self.clock = ManualClock()  # leases run out when `wait` moves it
         self.store = self._store()
         policy, catalog = _package(True)
-        self.registry = Registry(policy, catalog, base_url=self.server.base_url + "/v1",
-                                 credentials=StaticCredentials({"TICKETS_TOKEN": TOKEN}), receipts=self.store,
-                                 audit=MemoryAuditSink(), cursor_key=b"m" * 32, approvals="issued",
-                                 retry_random=random.Random(0))
+        self.registry = Registry(
+            policy,
+            catalog,
+            base_url=self.server.base_url + "/v1",
+            credentials=StaticCredentials({"TICKETS_TOKEN": TOKEN}),
+            receipts=self.store,
+            audit=MemoryAuditSink(),
+            cursor_key=b"m" * 32,
+            approvals="issued",
+            retry_random=random.Random(0),
+        )
         self.loop = asyncio.new_event_loop()
         self.approvals: list[tuple[str, str]] = []  # (approval_id, preview_id)
         self.writes: Counter[str] = Counter()  # side effects per approval_id
@@ -384,7 +436,8 @@ class LifetimeMachine(RuleBasedStateMachine):
         assert self.redis_url is not None
         return receipts_from_url(
             f"{self.redis_url}?prefix=lt-{uuid.uuid4().hex[:10]}:&completed_ttl={REDIS_COMPLETED_TTL_S}",
-            clock=self.clock)
+            clock=self.clock,
+        )
 
     def _listing(self, req: Received, n: int) -> dict[str, Any]:
         query = dict(parse_qsl(req.raw_query))
@@ -393,20 +446,29 @@ class LifetimeMachine(RuleBasedStateMachine):
         after = query.get("starting_after")
         if after is not None and not self.ignores_cursor:
             start = [i["id"] for i in LISTED].index(after) + 1
-        page = LISTED[start:start + limit]
+        page = LISTED[start : start + limit]
         return {"data": page, "has_more": True if self.ignores_cursor else start + limit < len(LISTED)}
 
-    def _timed(self, tool: str, args: dict[str, Any], approval: Approval | None, mode: str,
-               timeout_ms: int = LIFETIME_TIMEOUT_MS) -> CallResult:
+    def _timed(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        approval: Approval | None,
+        mode: str,
+        timeout_ms: int = LIFETIME_TIMEOUT_MS,
+    ) -> CallResult:
         """The call (`mode` sync or async), which must return within its deadline plus the bound."""
         started = time.monotonic()
         failure = ""
         try:
             if mode == "sync":
-                result = self.registry.call(tool, args, actor=WRITER, approval=approval, timeout_ms=timeout_ms)
+                result = self.registry.call(
+                    tool, args, actor=WRITER, approval=approval, timeout_ms=timeout_ms
+                )
             else:
-                result = self.loop.run_until_complete(self.registry.acall(
-                    tool, args, actor=WRITER, approval=approval, timeout_ms=timeout_ms))
+                result = self.loop.run_until_complete(
+                    self.registry.acall(tool, args, actor=WRITER, approval=approval, timeout_ms=timeout_ms)
+                )
         except Exception as exc:  # noqa: BLE001 - the guarantee under test is that nothing is raised
             failure = f"{tool} raised {type(exc).__name__}: {exc}"
         assert not failure, failure
@@ -414,23 +476,32 @@ class LifetimeMachine(RuleBasedStateMachine):
         details = result.error.details if result.error is not None else {}
         deadline_ms = int(details.get("deadline_ms") or timeout_ms * 3)
         assert elapsed_ms <= deadline_ms + DEADLINE_SLACK_MS, (
-            f"{mode} {tool} returned after {elapsed_ms:.0f} ms, deadline {deadline_ms} ms: {result.to_json()}")
+            f"{mode} {tool} returned after {elapsed_ms:.0f} ms, deadline {deadline_ms} ms: {result.to_json()}"
+        )
         return result
 
     # -- rules ---------------------------------------------------------------------------------------
 
     @rule(note=st.integers(0, len(NOTES) - 1))
     def issue(self, note: int) -> None:
-        shown = self.registry.call(PREVIEW, {"ticket_id": "T-102", "note": NOTES[note], "visibility": "public"},
-                                   actor=WRITER)
+        shown = self.registry.call(
+            PREVIEW, {"ticket_id": "T-102", "note": NOTES[note], "visibility": "public"}, actor=WRITER
+        )
         assert shown.ok and shown.result is not None, shown.to_json()
         pid = str(shown.result["preview_id"])
-        approval_id = self.registry.issue_approval(TOOL, pid, approved_by="reviewer", actor=WRITER.id, ttl_s=3600)
+        approval_id = self.registry.issue_approval(
+            TOOL, pid, approved_by="reviewer", actor=WRITER.id, ttl_s=3600
+        )
         self.approvals.append((approval_id, pid))
 
     @precondition(lambda self: bool(self.approvals))
-    @rule(data=st.data(), key=st.sampled_from([*KEYS, "fresh", "fresh"]), mode=st.sampled_from(["sync", "async"]),
-          fault=st.sampled_from(["none", "none", "none", *sorted(SLOW_FAULTS)]), forget_first=st.booleans())
+    @rule(
+        data=st.data(),
+        key=st.sampled_from([*KEYS, "fresh", "fresh"]),
+        mode=st.sampled_from(["sync", "async"]),
+        fault=st.sampled_from(["none", "none", "none", *sorted(SLOW_FAULTS)]),
+        forget_first=st.booleans(),
+    )
     def record(self, data: st.DataObject, key: str, mode: str, fault: str, forget_first: bool) -> None:
         """Record with an issued approval (after the store forgot its completed receipts, when
         `forget_first`), possibly against a slow or failing upstream."""
@@ -443,8 +514,9 @@ class LifetimeMachine(RuleBasedStateMachine):
         if fault != "none":
             self.server.script("POST", FOLLOWUPS, SLOW_FAULTS[fault])
         before = self.server.total_side_effects
-        result = self._timed(TOOL, {"preview_id": pid, "action_id": key}, Approval(pid, approval_id=approval_id),
-                             mode)
+        result = self._timed(
+            TOOL, {"preview_id": pid, "action_id": key}, Approval(pid, approval_id=approval_id), mode
+        )
         self.server.clear_scripts()
         self.writes[approval_id] += self.server.total_side_effects - before
         self.keys.add(key)
@@ -494,7 +566,10 @@ class LifetimeMachine(RuleBasedStateMachine):
     def a_process_dies_mid_write(self, lease_ms: int) -> None:
         """A worker began a write (its receipt is pending, with its lease) and died."""
         key = f"dead-{uuid.uuid4().hex[:8]}"
-        assert self.store.begin(f"{self.registry.api}/{TOOL}", key, "sha256:" + "d" * 64, "ghost", lease_ms) is None
+        assert (
+            self.store.begin(f"{self.registry.api}/{TOOL}", key, "sha256:" + "d" * 64, "ghost", lease_ms)
+            is None
+        )
         self.keys.add(key)
 
     @rule(ms=st.integers(50, 300))
@@ -516,7 +591,8 @@ class LifetimeMachine(RuleBasedStateMachine):
             if receipt is not None and receipt.state == "pending":
                 age_ms = (now - receipt.updated_at) * 1000
                 assert receipt.lease_ms > 0 and age_ms < receipt.lease_ms, (
-                    f"{key}: pending for {age_ms:.0f} ms, lease {receipt.lease_ms} ms")
+                    f"{key}: pending for {age_ms:.0f} ms, lease {receipt.lease_ms} ms"
+                )
 
     def teardown(self) -> None:
         try:

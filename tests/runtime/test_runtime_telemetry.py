@@ -49,13 +49,20 @@ def exporter() -> Iterator[Any]:
 
 def _registry(server: TicketsServer) -> Registry:
     policy, catalog = tickets_package()
-    return Registry(policy, list(catalog), base_url=server.base_url,
-                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                    receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    return Registry(
+        policy,
+        list(catalog),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
 
 
-async def _call(server: TicketsServer, tmp_path: Any, name: str, arguments: dict[str, Any],
-                meta: dict[str, Any] | None) -> Any:
+async def _call(
+    server: TicketsServer, tmp_path: Any, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None
+) -> Any:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
@@ -71,41 +78,70 @@ async def _call(server: TicketsServer, tmp_path: Any, name: str, arguments: dict
 
 def _everything(span: Any) -> str:
     """Every attribute and event of `span`, as text."""
-    return json.dumps({"name": span.name, "attributes": dict(span.attributes or {}),
-                       "events": [(e.name, dict(e.attributes or {})) for e in span.events]}, default=str)
+    return json.dumps(
+        {
+            "name": span.name,
+            "attributes": dict(span.attributes or {}),
+            "events": [(e.name, dict(e.attributes or {})) for e in span.events],
+        },
+        default=str,
+    )
 
 
 @pytest.mark.anyio
-async def test_the_call_joins_the_clients_trace_and_the_api_receives_it(server: TicketsServer, tmp_path: Any,
-                                                                        exporter: Any) -> None:
+async def test_the_call_joins_the_clients_trace_and_the_api_receives_it(
+    server: TicketsServer, tmp_path: Any, exporter: Any
+) -> None:
     server.state.tickets["T-102"]["subject"] = f"answer holds {SECRET}"
-    result = await _call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"},
-                         {"traceparent": TRACEPARENT, "tracestate": "vendor=1"})
+    result = await _call(
+        server,
+        tmp_path,
+        "get_ticket",
+        {"ticket_id": "T-102"},
+        {"traceparent": TRACEPARENT, "tracestate": "vendor=1"},
+    )
     assert result.is_error is False and SECRET in json.dumps(result.structured_content)
     spans = {s.name: s for s in exporter.get_finished_spans()}
     tool, upstream = spans["tools/call get_ticket"], spans["GET"]
     assert f"{tool.context.trace_id:032x}" == TRACE_ID  # a child of the client's context
     assert upstream.parent is not None and upstream.parent.span_id == tool.context.span_id
-    assert tool.attributes["gen_ai.tool.name"] == "get_ticket" and tool.attributes["mcp.method.name"] == "tools/call"
+    assert (
+        tool.attributes["gen_ai.tool.name"] == "get_ticket"
+        and tool.attributes["mcp.method.name"] == "tools/call"
+    )
     assert upstream.attributes["http.response.status_code"] == 200
     sent = server.requests_for("GET", "/tickets/T-102")[-1].headers
     traceparent = {k.lower(): v for k, v in sent.items()}["traceparent"]
-    assert traceparent.split("-")[1] == TRACE_ID and traceparent.split("-")[2] == f"{upstream.context.span_id:016x}"
+    assert (
+        traceparent.split("-")[1] == TRACE_ID
+        and traceparent.split("-")[2] == f"{upstream.context.span_id:016x}"
+    )
     for span in exporter.get_finished_spans():
         text = _everything(span)
         assert SECRET not in text and "T-102" not in text and server.token not in text, text
-    points = [p for m in exporter.metrics.get_metrics_data().resource_metrics for s in m.scope_metrics
-              for metric in s.metrics if metric.name == "mcp.server.operation.duration"
-              for p in metric.data.data_points]
+    points = [
+        p
+        for m in exporter.metrics.get_metrics_data().resource_metrics
+        for s in m.scope_metrics
+        for metric in s.metrics
+        if metric.name == "mcp.server.operation.duration"
+        for p in metric.data.data_points
+    ]
     assert points and points[0].attributes["gen_ai.tool.name"] == "get_ticket"
 
 
 @pytest.mark.anyio
 async def test_a_refused_call_is_a_tool_error_with_its_decision_and_no_argument(
-        server: TicketsServer, tmp_path: Any, exporter: Any) -> None:
+    server: TicketsServer, tmp_path: Any, exporter: Any
+) -> None:
     arguments = {"ticket_id": "T-102", "note": f"note {SECRET}", "visibility": "internal"}
-    result = await _call(server, tmp_path, "record_ticket_followup", {"preview_id": SECRET, "action_id": "a-1"},
-                         {"traceparent": TRACEPARENT})
+    result = await _call(
+        server,
+        tmp_path,
+        "record_ticket_followup",
+        {"preview_id": SECRET, "action_id": "a-1"},
+        {"traceparent": TRACEPARENT},
+    )
     assert result.is_error is True
     [tool] = [s for s in exporter.get_finished_spans() if s.name == "tools/call record_ticket_followup"]
     assert tool.attributes["error.type"] == "tool_error"

@@ -113,7 +113,8 @@ def _leaks(text: str) -> bool:
 
 @pytest.mark.parametrize("ctype,body", TEXT_ANSWERS, ids=[c for c, _ in TEXT_ANSWERS])
 def test_a_text_answer_to_a_read_is_never_returned_past_its_output_policy(
-        registry: Registry, server: RecordingServer, ctype: str, body: str) -> None:
+    registry: Registry, server: RecordingServer, ctype: str, body: str
+) -> None:
     server.reply("GET", r"/people/", 200, body.encode(), content_type=ctype)
     res = registry.call("get_person", {"id": "p1"}, actor=ACTOR)
     shown = json.dumps(res.to_json(), ensure_ascii=False)
@@ -129,36 +130,62 @@ def test_a_json_answer_is_projected_and_redacted(registry: Registry, server: Rec
 
 
 @pytest.mark.parametrize("ctype,body", TEXT_ANSWERS[:2], ids=[c for c, _ in TEXT_ANSWERS[:2]])
-def test_a_text_answer_to_a_write_is_never_returned(registry: Registry, server: RecordingServer, ctype: str,
-                                                    body: str) -> None:
+def test_a_text_answer_to_a_write_is_never_returned(
+    registry: Registry, server: RecordingServer, ctype: str, body: str
+) -> None:
     server.reply("PUT", r"/people/", 200, body.encode(), content_type=ctype)
     shown = registry.call("preview_rename_person", {"id": "p1", "name": f"Rob {ctype}"}, actor=ACTOR)
     assert shown.ok and shown.result is not None, shown.to_json()
     pid = str(shown.result["preview_id"])
-    res = registry.call("record_rename_person", {"preview_id": pid, "action_id": f"rename-{ctype}"}, actor=ACTOR,
-                        approval=Approval(pid))
+    res = registry.call(
+        "record_rename_person",
+        {"preview_id": pid, "action_id": f"rename-{ctype}"},
+        actor=ACTOR,
+        approval=Approval(pid),
+    )
     text = json.dumps(res.to_json(), ensure_ascii=False)
     assert not _leaks(text), text[:300]
     assert res.ok and res.result is not None and res.result["status"] == 200 and res.warnings, text[:300]
 
 
-@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ctype=st.sampled_from(["text/plain", "text/html", "application/xml", "text/markdown", "application/yaml",
-                              "application/octet-stream", "", "*/*", "text/x-anything"]),
-       prefix=st.text(max_size=20))
-def test_no_answer_carries_a_redacted_member_to_the_model(registry: Registry, server: RecordingServer, ctype: str,
-                                                          prefix: str) -> None:
-    server.reply("GET", r"/people/", 200, f"{prefix} ssn: {SSN} salary: {SALARY}".encode(), content_type=ctype)
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ctype=st.sampled_from(
+        [
+            "text/plain",
+            "text/html",
+            "application/xml",
+            "text/markdown",
+            "application/yaml",
+            "application/octet-stream",
+            "",
+            "*/*",
+            "text/x-anything",
+        ]
+    ),
+    prefix=st.text(max_size=20),
+)
+def test_no_answer_carries_a_redacted_member_to_the_model(
+    registry: Registry, server: RecordingServer, ctype: str, prefix: str
+) -> None:
+    server.reply(
+        "GET", r"/people/", 200, f"{prefix} ssn: {SSN} salary: {SALARY}".encode(), content_type=ctype
+    )
     res = registry.call("get_person", {"id": "p1"}, actor=ACTOR)
     assert not _leaks(json.dumps(res.to_json(), ensure_ascii=False)), res.to_json()
 
 
 @pytest.mark.parametrize("status", [400, 404, 409, 500])
-def test_a_text_error_body_never_carries_a_redacted_member(registry: Registry, server: RecordingServer,
-                                                           status: int) -> None:
+def test_a_text_error_body_never_carries_a_redacted_member(
+    registry: Registry, server: RecordingServer, status: int
+) -> None:
     """An error page is shown as a 200-character excerpt; text cannot be redacted, so a tool whose
     output redacts members shows none of it (a JSON problem body is redacted member by member)."""
-    server.reply("GET", r"/people/", status, f"<error><ssn>{SSN}</ssn></error>".encode(), content_type="text/xml")
+    server.reply(
+        "GET", r"/people/", status, f"<error><ssn>{SSN}</ssn></error>".encode(), content_type="text/xml"
+    )
     res = registry.call("get_person", {"id": "p1"}, actor=ACTOR)
     assert res.error is not None and res.error.details.get("status") == status, res.to_json()
     assert SSN not in json.dumps(res.to_json(), ensure_ascii=False), res.to_json()

@@ -66,12 +66,20 @@ from toolgen.testing.contract import CannotSynthesise, synthesise, valid_args
 
 
 DOT_CASES = [
-    ("stripe", "record_update_customer", {"customer": "@", "name": "Eve", "idempotency_key": "dot-1"},
-     "customer"),
+    (
+        "stripe",
+        "record_update_customer",
+        {"customer": "@", "name": "Eve", "idempotency_key": "dot-1"},
+        "customer",
+    ),
     ("stripe", "get_customer", {"customer": "@"}, "customer"),
     ("stripe", "record_delete_customer", {"customer": "@", "idempotency_key": "dot-2"}, "customer"),
-    ("github", "record_remove_issue_label",
-     {"owner": "octo", "repo": "app", "issue_number": 7, "name": "@", "action_id": "dot-3"}, "name"),
+    (
+        "github",
+        "record_remove_issue_label",
+        {"owner": "octo", "repo": "app", "issue_number": 7, "name": "@", "action_id": "dot-3"},
+        "name",
+    ),
     ("github", "record_delete_repository", {"owner": "octo", "repo": "@", "action_id": "dot-4"}, "repo"),
     ("github", "get_repository", {"owner": "@", "repo": "app"}, "owner"),
 ]
@@ -79,8 +87,9 @@ DOT_CASES = [
 
 @pytest.mark.parametrize("value", ["", ".", ".."], ids=["empty", "dot", "dotdot"])
 @pytest.mark.parametrize("api,tool,template,arg", DOT_CASES, ids=[f"{c[0]}-{c[1]}-{c[3]}" for c in DOT_CASES])
-def test_dot_segment_path_values_are_refused(api: str, tool: str, template: dict[str, Any], arg: str,
-                                             value: str, recorder: RecordingServer) -> None:
+def test_dot_segment_path_values_are_refused(
+    api: str, tool: str, template: dict[str, Any], arg: str, value: str, recorder: RecordingServer
+) -> None:
     reg = make_registry(api, recorder.base_url)
     args = {k: (value if v == "@" else v) for k, v in template.items()}
     approval = None
@@ -96,15 +105,39 @@ def test_dot_segment_path_values_are_refused(api: str, tool: str, template: dict
 
 
 def _styled_row(style: str) -> dict[str, Any]:
-    return {"tool": "get_item", "mode": "read", "effect": "read", "intent": "get_item", "pair": None,
-            "operation": {"id": "getItem", "method": "GET", "path": "/items/{id}"}, "permission": [],
-            "approval": "never", "idempotency": None, "pagination": None, "auth": [],
-            "retry": {"max_attempts": 1, "backoff_ms": 10, "deadline_ms": 2000, "on": []}, "timeout_ms": 2000,
-            "output": {"fields": [], "max_bytes": 4000, "redact": [], "schema_mode": "warn"},
-            "request": {"encoding": "none", "content_type": None, "fixed": [],
-                        "bindings": [{"arg": "id", "in": "path", "name": "id", "style": style,
-                                      "explode": False, "required": True, "null": "omit"}]},
-            "success_status": [200]}
+    return {
+        "tool": "get_item",
+        "mode": "read",
+        "effect": "read",
+        "intent": "get_item",
+        "pair": None,
+        "operation": {"id": "getItem", "method": "GET", "path": "/items/{id}"},
+        "permission": [],
+        "approval": "never",
+        "idempotency": None,
+        "pagination": None,
+        "auth": [],
+        "retry": {"max_attempts": 1, "backoff_ms": 10, "deadline_ms": 2000, "on": []},
+        "timeout_ms": 2000,
+        "output": {"fields": [], "max_bytes": 4000, "redact": [], "schema_mode": "warn"},
+        "request": {
+            "encoding": "none",
+            "content_type": None,
+            "fixed": [],
+            "bindings": [
+                {
+                    "arg": "id",
+                    "in": "path",
+                    "name": "id",
+                    "style": style,
+                    "explode": False,
+                    "required": True,
+                    "null": "omit",
+                }
+            ],
+        },
+        "success_status": [200],
+    }
 
 
 STYLED_DOTS = [("simple", ""), ("simple", "."), ("simple", ".."), ("label", ""), ("label", ".")]
@@ -123,13 +156,23 @@ STYLED_ALL = [*STYLED_DOTS, ("matrix", "."), ("matrix", "..")]
 
 
 @pytest.mark.parametrize("style,value", STYLED_ALL, ids=[f"{s}-{v or 'empty'}" for s, v in STYLED_ALL])
-def test_styled_path_values_never_reach_the_wire_as_dot_segments(style: str, value: str,
-                                                                  recorder: RecordingServer) -> None:
-    schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"],
-              "additionalProperties": False}
+def test_styled_path_values_never_reach_the_wire_as_dot_segments(
+    style: str, value: str, recorder: RecordingServer
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
     catalog: list[Mapping[str, Any]] = [{"name": "get_item", "inputSchema": schema}]
-    reg = Registry(complete_policy({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}),
-                   catalog, credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
+    reg = Registry(
+        complete_policy({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}),
+        catalog,
+        credentials=StaticCredentials({}),
+        receipts=MemoryReceiptStore(),
+        cursor_key=b"u" * 32,
+    )
     res = call(reg, "get_item", {"id": value}, actor=Actor.of("a"))
     for sent in recorder.requests:
         segments = sent.path.split("/")[1:]
@@ -151,14 +194,27 @@ def _record_tools() -> list[tuple[str, str]]:
         if not (folder / "policy.json").is_file():
             continue
         policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
-        out += [(api, str(r["tool"])) for r in policy["tools"] if r.get("mode") == "record" and not r.get("composite")]
+        out += [
+            (api, str(r["tool"]))
+            for r in policy["tools"]
+            if r.get("mode") == "record" and not r.get("composite")
+        ]
     return out
 
 
 ARG_EXAMPLES: dict[str, Any] = {
-    "ticket_id": "T-102", "owner": "octo-org", "repo": "hello.world", "customer": "cus_123", "charge": "ch_9",
-    "intent": "pi_42", "payment_intent": "pi_42", "metadata": {"zeta": "1", "alpha": "two words"},
-    "issue_number": 42, "pull_number": 7, "name": "needs triage", "note": "Called back.",
+    "ticket_id": "T-102",
+    "owner": "octo-org",
+    "repo": "hello.world",
+    "customer": "cus_123",
+    "charge": "ch_9",
+    "intent": "pi_42",
+    "payment_intent": "pi_42",
+    "metadata": {"zeta": "1", "alpha": "two words"},
+    "issue_number": 42,
+    "pull_number": 7,
+    "name": "needs triage",
+    "note": "Called back.",
 }
 
 
@@ -172,7 +228,7 @@ def rich_args(reg: Registry, tool: str) -> dict[str, Any]:
     except CannotSynthesise as exc:
         pytest.skip(str(exc))
     spec = reg.specs[tool]
-    props = (spec.input_schema.get("properties") or {})
+    props = spec.input_schema.get("properties") or {}
     for name, schema in props.items():
         if name in args or name in ("cursor", "page_size"):
             continue
@@ -203,7 +259,9 @@ def test_wire_request_equals_previewed_request(api: str, tool: str, recorder: Re
     assert len(recorder.requests) == 1
     problems = wire_differences(reg, tool, shown.result["request"], recorder.last)
     assert problems == [], problems
-    secret = next(v for k, v in SECRETS.items() if any(a.get("secret") == k for a in reg.row_json(tool)["auth"]))
+    secret = next(
+        v for k, v in SECRETS.items() if any(a.get("secret") == k for a in reg.row_json(tool)["auth"])
+    )
     assert secret not in json.dumps(shown.to_json())
 
 
@@ -216,8 +274,9 @@ def test_approval_does_not_cover_a_request_with_other_bytes(recorder: RecordingS
     reordered = {"metadata": {"zeta": "2", "alpha": "1"}, "name": "Ada", "customer": "cus_1"}
     shown = preview(reg, tool, first)
     assert shown.ok and shown.result is not None
-    res = call(reg, tool, dict(reordered, idempotency_key="order-1"),
-               approval=Approval(shown.result["preview_id"]))
+    res = call(
+        reg, tool, dict(reordered, idempotency_key="order-1"), approval=Approval(shown.result["preview_id"])
+    )
     if recorder.requests:
         assert res.ok, res.to_json()
         assert wire_differences(reg, tool, shown.result["request"], recorder.last) == []
@@ -230,8 +289,12 @@ def test_approval_does_not_cover_a_request_with_other_bytes(recorder: RecordingS
     shown = preview(github, "record_create_issue", args)
     assert shown.ok and shown.result is not None
     swapped = {"labels": ["bug", "p1"], "body": "Steps", "title": "Crash", "repo": "app", "owner": "octo"}
-    res = call(github, "record_create_issue", dict(swapped, action_id="order-2"),
-               approval=Approval(shown.result["preview_id"]))
+    res = call(
+        github,
+        "record_create_issue",
+        dict(swapped, action_id="order-2"),
+        approval=Approval(shown.result["preview_id"]),
+    )
     if recorder.requests:
         assert res.ok, res.to_json()
         assert wire_differences(github, "record_create_issue", shown.result["request"], recorder.last) == []
@@ -262,15 +325,24 @@ def _unknown_then(srv: FaultServer, second: str) -> None:
     elif second == "429":
         srv.script("POST", FOLLOWUPS, Fault.hang(0.6), *[Fault.rate_limited("0")] * 6)
     else:
-        srv.script("POST", FOLLOWUPS, Fault.hang(0.6),
-                   *[Fault.answer(400, {"error": {"type": "invalid_request_error", "message": "bad"}})] * 6)
+        srv.script(
+            "POST",
+            FOLLOWUPS,
+            Fault.hang(0.6),
+            *[Fault.answer(400, {"error": {"type": "invalid_request_error", "message": "bad"}})] * 6,
+        )
 
 
 @pytest.mark.parametrize("second", ["key_in_use", "429", "400"])
 def test_result_knowledge_is_monotonic(second: str, fault: FaultServer, tmp_path: Path) -> None:
     _unknown_then(fault, second)
-    reg = make_registry("tickets", fault.base_url, honoured=True, tweak=fast_retries,
-                        receipts=SqliteReceiptStore(tmp_path / "receipts.sqlite3"))
+    reg = make_registry(
+        "tickets",
+        fault.base_url,
+        honoured=True,
+        tweak=fast_retries,
+        receipts=SqliteReceiptStore(tmp_path / "receipts.sqlite3"),
+    )
     key = f"mono-{second}"
     args = dict(FOLLOWUP_ARGS, action_id=key)
     approval = approve(reg, FOLLOWUP, args)
@@ -297,8 +369,13 @@ def test_unhonoured_key_is_sent_exactly_once(tmp_path: Path) -> None:
     with FaultServer(honours_keys=False) as srv:
         tickets_routes(srv)
         srv.script("POST", FOLLOWUPS, Fault.hang(1.0))
-        reg = make_registry("tickets", srv.base_url, honoured=False, tweak=fast_retries,
-                            receipts=SqliteReceiptStore(tmp_path / "receipts.sqlite3"))
+        reg = make_registry(
+            "tickets",
+            srv.base_url,
+            honoured=False,
+            tweak=fast_retries,
+            receipts=SqliteReceiptStore(tmp_path / "receipts.sqlite3"),
+        )
         key = "blind-1"
         args = dict(FOLLOWUP_ARGS, action_id=key)
         approval = approve(reg, FOLLOWUP, args)

@@ -100,8 +100,12 @@ HOSTILE: list[Hostile] = [
     ("lf-key", "tickets", lambda: {"action_id": "k1\nX-Injected: yes"}, "/action_id"),
     ("nul-key", "tickets", lambda: {"action_id": "k1\x00x"}, "/action_id"),
     ("surrogate-key", "tickets", lambda: {"action_id": "k-\udfff"}, "/action_id"),
-    ("crlf-stripe-key", "stripe", lambda: {"idempotency_key": "k\r\nStripe-Account: acct_evil"},
-     "/idempotency_key"),
+    (
+        "crlf-stripe-key",
+        "stripe",
+        lambda: {"idempotency_key": "k\r\nStripe-Account: acct_evil"},
+        "/idempotency_key",
+    ),
     ("surrogate-note", "tickets", lambda: {"note": "hello \ud800"}, "/note"),
     ("deep-900-note", "tickets", lambda: {"note": nest(900)}, "/note"),
     ("deep-100k-note", "tickets", lambda: {"note": nest(100_000)}, "/note"),
@@ -116,8 +120,12 @@ HOSTILE: list[Hostile] = [
     ("bytes-metadata", "stripe", lambda: {"metadata": {"a": b"x"}}, "/metadata"),
     ("surrogate-metadata-key", "stripe", lambda: {"metadata": {"\ud800": "x"}}, "/metadata"),
     ("deep-900-label", "github", lambda: {"labels": [{"name": "x", "extra": nest(900)}]}, "/labels"),
-    ("deep-100k-label", "github", lambda: {"labels": [{"name": "x", "extra": nest_dict(100_000)}]},
-     "/labels"),
+    (
+        "deep-100k-label",
+        "github",
+        lambda: {"labels": [{"name": "x", "extra": nest_dict(100_000)}]},
+        "/labels",
+    ),
     ("nan-label", "github", lambda: {"labels": [{"name": "x", "id": float("nan")}]}, "/labels"),
     ("inf-label", "github", lambda: {"labels": [{"name": "x", "weight": float("-inf")}]}, "/labels"),
     ("int-key-label", "github", lambda: {"labels": [{"name": "x", 7: "y"}]}, "/labels"),
@@ -128,10 +136,14 @@ HOSTILE: list[Hostile] = [
 
 BASE_ARGS: dict[str, tuple[str, dict[str, Any]]] = {
     "tickets": (FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="hostile-1")),
-    "stripe": ("record_refund_charge", {"charge": "ch_1", "amount": 100, "metadata": {"order": "7"},
-                                        "idempotency_key": "hostile-2"}),
-    "github": ("record_create_issue", {"owner": "octo", "repo": "app", "title": "Crash", "labels": ["bug"],
-                                       "action_id": "hostile-3"}),
+    "stripe": (
+        "record_refund_charge",
+        {"charge": "ch_1", "amount": 100, "metadata": {"order": "7"}, "idempotency_key": "hostile-2"},
+    ),
+    "github": (
+        "record_create_issue",
+        {"owner": "octo", "repo": "app", "title": "Crash", "labels": ["bug"], "action_id": "hostile-3"},
+    ),
 }
 
 
@@ -228,11 +240,13 @@ WRITE_BODIES = [
 
 
 @pytest.mark.parametrize("name,body,state", WRITE_BODIES, ids=[n for n, _, _ in WRITE_BODIES])
-def test_hostile_write_bodies_never_leave_a_pending_receipt(name: str, body: Fault, state: str | None,
-                                                            fault: FaultServer, tmp_path: Path) -> None:
+def test_hostile_write_bodies_never_leave_a_pending_receipt(
+    name: str, body: Fault, state: str | None, fault: FaultServer, tmp_path: Path
+) -> None:
     fault.script("POST", FOLLOWUPS, body)
-    reg = make_registry("tickets", fault.base_url, honoured=True,
-                        receipts=SqliteReceiptStore(tmp_path / "receipts.sqlite3"))
+    reg = make_registry(
+        "tickets", fault.base_url, honoured=True, receipts=SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    )
     key = f"hostile-body-{name}"
     args = dict(FOLLOWUP_ARGS, action_id=key)
     res = call(reg, FOLLOWUP, args, approval=approve(reg, FOLLOWUP, args))
@@ -248,8 +262,17 @@ def test_hostile_write_bodies_never_leave_a_pending_receipt(name: str, body: Fau
 
 
 def page_items(sizes: list[tuple[int, int]]) -> list[dict[str, Any]]:
-    return [{"id": f"T-{n}", "subject": "s" * size, "status": "open", "priority": "low",
-             "updated_at": "2025-01-01T00:00:00Z", "body": "b" * size} for n, size in sizes]
+    return [
+        {
+            "id": f"T-{n}",
+            "subject": "s" * size,
+            "status": "open",
+            "priority": "low",
+            "updated_at": "2025-01-01T00:00:00Z",
+            "body": "b" * size,
+        }
+        for n, size in sizes
+    ]
 
 
 def walk_pages(reg: Registry, total: int, page_size: int) -> list[str]:
@@ -280,6 +303,7 @@ def _budget(max_bytes: int) -> Callable[[dict[str, Any]], None]:
     def tweak(row: dict[str, Any]) -> None:
         if row["tool"] == "list_tickets":
             row["output"]["max_bytes"] = max_bytes
+
     return tweak
 
 
@@ -297,11 +321,16 @@ def pager() -> Iterator[FaultServer]:
 
 
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(sizes=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 3000)), max_size=10,
-                      unique_by=lambda t: t[0]),
-       max_bytes=st.integers(1, 5000), page_size=st.integers(1, 50))
-def test_walking_pages_returns_every_item_once_in_order(pager: FaultServer, sizes: list[tuple[int, int]],
-                                                        max_bytes: int, page_size: int) -> None:
+@given(
+    sizes=st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(0, 3000)), max_size=10, unique_by=lambda t: t[0]
+    ),
+    max_bytes=st.integers(1, 5000),
+    page_size=st.integers(1, 50),
+)
+def test_walking_pages_returns_every_item_once_in_order(
+    pager: FaultServer, sizes: list[tuple[int, int]], max_bytes: int, page_size: int
+) -> None:
     items = page_items(sizes)
     pager.pages(r"^/v1/tickets$", items)
     reg = make_registry("tickets", pager.base_url, tweak=_budget(max_bytes))
@@ -320,19 +349,29 @@ def test_pending_receipt_window_is_the_owners_not_the_callers(tmp_path: Path) ->
         tickets_routes(srv)
         srv.script("POST", FOLLOWUPS, Fault.hang(3.0, write=False))
         path, clock = tmp_path / "receipts.sqlite3", ManualClock()
-        owner = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
-        other = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
+        owner = make_registry(
+            "tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock)
+        )
+        other = make_registry(
+            "tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock)
+        )
         key, args = "window-1", dict(FOLLOWUP_ARGS, action_id="window-1")
         approval = approve(owner, FOLLOWUP, args)
         done: list[CallResult] = []
-        worker = threading.Thread(target=lambda: done.append(call_record(owner, FOLLOWUP, args, actor=actor_for(
-            owner, FOLLOWUP), approval=approval)), daemon=True)
+        worker = threading.Thread(
+            target=lambda: done.append(
+                call_record(owner, FOLLOWUP, args, actor=actor_for(owner, FOLLOWUP), approval=approval)
+            ),
+            daemon=True,
+        )
         worker.start()
         deadline = time.monotonic() + 5
         while not srv.requests_for(key=key) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert srv.requests_for(key=key), "the owner's request never arrived"
-        clock.advance(0.4)  # older than the second caller's own deadline (timeout_ms=50), far inside the owner's
+        clock.advance(
+            0.4
+        )  # older than the second caller's own deadline (timeout_ms=50), far inside the owner's
         second = call(other, FOLLOWUP, args, approval=approval, timeout_ms=50)
         sent = len(srv.requests_for(key=key))
         worker.join(15)
@@ -371,11 +410,13 @@ async def test_mcp_warn_mode_schema_violation_is_a_tool_error_not_a_crash(fault:
     async with Client(build_server(reg, writer)) as client:
         shown = await client.call_tool("preview_ticket_followup", FOLLOWUP_ARGS)
         assert shown.is_error is False and shown.structured_content is not None
-        meta: Any = {"toolgen/approval": {"preview_id": shown.structured_content["preview_id"],
-                                          "approved_by": "human"}}
+        meta: Any = {
+            "toolgen/approval": {"preview_id": shown.structured_content["preview_id"], "approved_by": "human"}
+        }
         try:
-            res = await client.call_tool(FOLLOWUP, {"preview_id": shown.structured_content["preview_id"],
-                                                    "action_id": key}, meta=meta)
+            res = await client.call_tool(
+                FOLLOWUP, {"preview_id": shown.structured_content["preview_id"], "action_id": key}, meta=meta
+            )
         except Exception as exc:  # noqa: BLE001 - the guarantee under test is that the client does not raise
             pytest.fail(f"the MCP client raised {type(exc).__name__}: {str(exc)[:300]}")
     assert res.is_error is True, res
@@ -454,7 +495,8 @@ def test_approval_is_not_spent_by_an_idempotency_conflict(fault: FaultServer) ->
 
 @pytest.mark.parametrize("store_kind", ["memory", "sqlite", "redis", "postgres"])
 def test_approval_spent_on_a_key_is_not_spent_again_after_its_receipt_is_purged(
-        store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """The key an approval was spent on, presented again once the store forgot its completed
     receipt (``purge``; Redis ``completed_ttl``), against an API that does not deduplicate keys:
     a second upstream write from one approval, before the fix."""
@@ -463,10 +505,13 @@ def test_approval_spent_on_a_key_is_not_spent_again_after_its_receipt_is_purged(
     elif store_kind == "sqlite":
         store = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
     elif store_kind == "postgres":
-        store = receipts_from_url(f"{request.getfixturevalue('postgres_url')}?table_prefix=pk{uuid.uuid4().hex[:10]}_")
+        store = receipts_from_url(
+            f"{request.getfixturevalue('postgres_url')}?table_prefix=pk{uuid.uuid4().hex[:10]}_"
+        )
     else:
-        store = receipts_from_url(f"{request.getfixturevalue('redis_url')}?prefix=pk-{uuid.uuid4().hex[:10]}:"
-                                  "&completed_ttl=1")
+        store = receipts_from_url(
+            f"{request.getfixturevalue('redis_url')}?prefix=pk-{uuid.uuid4().hex[:10]}:&completed_ttl=1"
+        )
     with FaultServer(honours_keys=False) as srv:
         tickets_routes(srv)
         reg = make_registry("tickets", srv.base_url, honoured=False, receipts=store)
@@ -524,8 +569,12 @@ def test_bracketed_form_keys_are_refused(key: str, recorder: RecordingServer) ->
     args = {"customer": "cus_1", "metadata": {key: "x"}}
     shown = preview(reg, "record_update_customer", args)
     assert code(shown) == "invalid_arguments", shown.to_json()
-    res = call(reg, "record_update_customer", dict(args, idempotency_key="br-1"),
-               approval=Approval("sha256:" + "0" * 64))
+    res = call(
+        reg,
+        "record_update_customer",
+        dict(args, idempotency_key="br-1"),
+        approval=Approval("sha256:" + "0" * 64),
+    )
     assert code(res) == "invalid_arguments", res.to_json()
     assert res.error is not None and str(res.error.details.get("pointer", "")).startswith("/metadata")
     assert recorder.requests == []

@@ -65,12 +65,16 @@ def _leaks(shown: str) -> bool:
     return any(TOKEN[:n] in shown for n in range(6, len(TOKEN) + 1))
 
 
-@pytest.mark.parametrize("charset,bodies", [
-    ("utf-7", [_utf7_each("a" * n + TOKEN) for n in range(150, 200)]),
-    ("iso-2022-jp", [_iso2022_padded(TOKEN, n) for n in range(0, 400, 1)]),
-])
-def test_an_excerpt_never_ends_inside_a_secret_whatever_the_bytes_per_character(charset: str,
-                                                                                 bodies: list[bytes]) -> None:
+@pytest.mark.parametrize(
+    "charset,bodies",
+    [
+        ("utf-7", [_utf7_each("a" * n + TOKEN) for n in range(150, 200)]),
+        ("iso-2022-jp", [_iso2022_padded(TOKEN, n) for n in range(0, 400, 1)]),
+    ],
+)
+def test_an_excerpt_never_ends_inside_a_secret_whatever_the_bytes_per_character(
+    charset: str, bodies: list[bytes]
+) -> None:
     forms = _forms()
     headers = httpx.Headers({"content-type": f"application/json; charset={charset}"})
     for body in bodies:
@@ -78,9 +82,16 @@ def test_an_excerpt_never_ends_inside_a_secret_whatever_the_bytes_per_character(
         assert not _leaks(shown), (len(body), shown)
 
 
-def test_a_write_answered_in_utf7_shows_no_start_of_the_secret(package: Path, server: RawAnswerServer) -> None:
-    reg = Registry.from_dir(package, base_url=server.base_url, receipts=MemoryReceiptStore(),
-                            credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
+def test_a_write_answered_in_utf7_shows_no_start_of_the_secret(
+    package: Path, server: RawAnswerServer
+) -> None:
+    reg = Registry.from_dir(
+        package,
+        base_url=server.base_url,
+        receipts=MemoryReceiptStore(),
+        credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}),
+        cursor_key=b"k" * 32,
+    )
     try:
         for n in (166, 172, 178):
             server.answer(201, _utf7_each("a" * n + TOKEN), content_type="application/json; charset=utf-7")
@@ -96,30 +107,49 @@ def test_an_excerpt_of_a_long_utf7_run_is_read_in_bounded_time() -> None:
     """One shifted UTF-7 run over the whole 8 MiB cap: decoding it chunk by chunk would decode the
     run again on every chunk (minutes); the excerpt decodes at most twice the body."""
     started = time.perf_counter()
-    shown = excerpt(b"+" + b"AHQ" * (8 * 1024 * 1024 // 3), httpx.Headers({"content-type": "text/plain; charset=utf-7"}),
-                    _forms())
+    shown = excerpt(
+        b"+" + b"AHQ" * (8 * 1024 * 1024 // 3),
+        httpx.Headers({"content-type": "text/plain; charset=utf-7"}),
+        _forms(),
+    )
     assert time.perf_counter() - started < 5 and len(shown) <= 201, shown
 
 
-def test_a_replayed_excerpt_obeys_a_redact_policy_a_rebuild_added(package: Path,
-                                                                  server: RawAnswerServer) -> None:
+def test_a_replayed_excerpt_obeys_a_redact_policy_a_rebuild_added(
+    package: Path, server: RawAnswerServer
+) -> None:
     policy = json.loads((package / "policy.json").read_text(encoding="utf-8"))
     catalog = json.loads((package / "mcp.json").read_text(encoding="utf-8"))
     store = MemoryReceiptStore()
     credentials = StaticCredentials({"JIRA_TOKEN": TOKEN})
     args = {"name": "Comp", "action_id": "redact-later"}
-    server.answer(201, b'{"id": "10000", "name": "Comp", "self": "https://internal.example/lead-ssn-078-05-1120',
-                  content_type="application/json")
-    with Registry(policy, catalog, base_url=server.base_url, receipts=store, credentials=credentials,
-                  cursor_key=b"k" * 32) as before:
+    server.answer(
+        201,
+        b'{"id": "10000", "name": "Comp", "self": "https://internal.example/lead-ssn-078-05-1120',
+        content_type="application/json",
+    )
+    with Registry(
+        policy,
+        catalog,
+        base_url=server.base_url,
+        receipts=store,
+        credentials=credentials,
+        cursor_key=b"k" * 32,
+    ) as before:
         first = before.call("record_create_component", args, actor=ACTOR)
     assert first.ok and "078-05-1120" in json.dumps(first.to_json()), first.to_json()
     hidden = copy.deepcopy(policy)
     row = next(r for r in hidden["tools"] if r["tool"] == "record_create_component")
     row["output"]["redact"] = [*row["output"].get("redact", []), "self"]  # a rebuild hides `self`
     sent = server.requests
-    with Registry(hidden, catalog, base_url=server.base_url, receipts=store, credentials=credentials,
-                  cursor_key=b"k" * 32) as after:
+    with Registry(
+        hidden,
+        catalog,
+        base_url=server.base_url,
+        receipts=store,
+        credentials=credentials,
+        cursor_key=b"k" * 32,
+    ) as after:
         again = after.call("record_create_component", args, actor=ACTOR)
     text = json.dumps(again.to_json(), ensure_ascii=False)
     assert again.ok and again.replayed and server.requests == sent, text
@@ -129,26 +159,50 @@ def test_a_replayed_excerpt_obeys_a_redact_policy_a_rebuild_added(package: Path,
 def test_a_composite_step_excerpt_obeys_the_composite_redact_policy() -> None:
     """The composite hides ``note.internal`` (a member of its write step's answer); the step answers
     201 with JSON cut short that holds it."""
-    policy, catalog = (json.loads((tickets_dir() / name).read_text(encoding="utf-8")) for name in ("policy.json",
-                                                                                                   "mcp.json"))
+    policy, catalog = (
+        json.loads((tickets_dir() / name).read_text(encoding="utf-8")) for name in ("policy.json", "mcp.json")
+    )
     row = next(r for r in policy["tools"] if r["tool"] == "record_escalate_ticket")
     row["output"]["redact"] = [*row["output"]["redact"], "note.internal"]
     answer = b'{"id": "F-1", "internal": "escalation-desk-pin-90210", "note": "Customer waiting."'
     with FaultServer(honours_keys=False) as fault:
-        fault.route("GET", r"^/v1/tickets/T-[0-9]+$", body={"id": "T-102", "subject": "Printer on fire",
-                                                            "status": "open", "priority": "high",
-                                                            "created_at": "2025-02-01T11:00:00Z"})
-        fault.route("POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201, body=lambda req, n: {"id": f"F-{n}"})
-        fault.script("POST", r"^/v1/tickets/T-[0-9]+/followups$",
-                     Fault("reply", status=201, body=answer, content_type="application/json", write=True))
-        with Registry(policy, catalog, base_url=fault.base_url + "/v1", receipts=MemoryReceiptStore(),
-                      credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), cursor_key=b"k" * 32) as reg:
+        fault.route(
+            "GET",
+            r"^/v1/tickets/T-[0-9]+$",
+            body={
+                "id": "T-102",
+                "subject": "Printer on fire",
+                "status": "open",
+                "priority": "high",
+                "created_at": "2025-02-01T11:00:00Z",
+            },
+        )
+        fault.route(
+            "POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201, body=lambda req, n: {"id": f"F-{n}"}
+        )
+        fault.script(
+            "POST",
+            r"^/v1/tickets/T-[0-9]+/followups$",
+            Fault("reply", status=201, body=answer, content_type="application/json", write=True),
+        )
+        with Registry(
+            policy,
+            catalog,
+            base_url=fault.base_url + "/v1",
+            receipts=MemoryReceiptStore(),
+            credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}),
+            cursor_key=b"k" * 32,
+        ) as reg:
             args = {"ticket_id": "T-102", "reason": "Customer waiting."}
             shown = reg.call("preview_escalate_ticket", args, actor=WRITER)
             assert shown.ok and shown.result is not None, shown.to_json()
             pid = str(shown.result["preview_id"])
-            res = reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": "esc-pin"}, actor=WRITER,
-                           approval=Approval(pid))
+            res = reg.call(
+                "record_escalate_ticket",
+                {"preview_id": pid, "action_id": "esc-pin"},
+                actor=WRITER,
+                approval=Approval(pid),
+            )
             text = json.dumps(res.to_json(), ensure_ascii=False)
             assert res.ok and "cannot be read" in text, text
             assert "90210" not in text, f"a step's excerpt showed a member the composite redacts: {text}"
@@ -167,8 +221,13 @@ def test_a_write_answered_2xx_with_a_body_slower_than_its_timeout_is_done(packag
         fault.route("POST", r"^/rest/api/3/component$", status=201, body={"id": "10000"})
         fault.script("POST", r"^/rest/api/3/component$", Fault.trickle(0.05, part="body"))
         store = MemoryReceiptStore()
-        reg = Registry.from_dir(package, base_url=fault.base_url, receipts=store,
-                                credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
+        reg = Registry.from_dir(
+            package,
+            base_url=fault.base_url,
+            receipts=store,
+            credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}),
+            cursor_key=b"k" * 32,
+        )
         args = {"name": "Comp", "action_id": f"slow-{mode}"}
         try:
             started = time.monotonic()
@@ -191,31 +250,59 @@ def test_a_write_answered_2xx_with_a_body_slower_than_its_timeout_is_done(packag
 def test_a_replayed_composite_record_withholds_its_steps_excerpts_under_a_newer_redact_policy() -> None:
     """Stored while the composite redacted nothing (its step's excerpt shown), replayed after a
     rebuild added ``output.redact``: the replay shows no excerpt, as a new call would not."""
-    policy, catalog = (json.loads((tickets_dir() / name).read_text(encoding="utf-8")) for name in ("policy.json",
-                                                                                                   "mcp.json"))
+    policy, catalog = (
+        json.loads((tickets_dir() / name).read_text(encoding="utf-8")) for name in ("policy.json", "mcp.json")
+    )
     row = next(r for r in policy["tools"] if r["tool"] == "record_escalate_ticket")
     row["output"]["redact"] = []
     hidden = copy.deepcopy(policy)
-    next(r for r in hidden["tools"] if r["tool"] == "record_escalate_ticket")["output"]["redact"] = ["note.internal"]
+    next(r for r in hidden["tools"] if r["tool"] == "record_escalate_ticket")["output"]["redact"] = [
+        "note.internal"
+    ]
     answer = b'{"id": "F-1", "internal": "escalation-desk-pin-90210", "note": "Customer waiting."'
     store = MemoryReceiptStore()
     with FaultServer(honours_keys=False) as fault:
-        fault.route("GET", r"^/v1/tickets/T-[0-9]+$", body={"id": "T-102", "subject": "Printer on fire",
-                                                            "status": "open", "priority": "high",
-                                                            "created_at": "2025-02-01T11:00:00Z"})
-        fault.route("POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201, body=lambda req, n: {"id": f"F-{n}"})
-        fault.script("POST", r"^/v1/tickets/T-[0-9]+/followups$",
-                     Fault("reply", status=201, body=answer, content_type="application/json", write=True))
+        fault.route(
+            "GET",
+            r"^/v1/tickets/T-[0-9]+$",
+            body={
+                "id": "T-102",
+                "subject": "Printer on fire",
+                "status": "open",
+                "priority": "high",
+                "created_at": "2025-02-01T11:00:00Z",
+            },
+        )
+        fault.route(
+            "POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201, body=lambda req, n: {"id": f"F-{n}"}
+        )
+        fault.script(
+            "POST",
+            r"^/v1/tickets/T-[0-9]+/followups$",
+            Fault("reply", status=201, body=answer, content_type="application/json", write=True),
+        )
         args = {"ticket_id": "T-102", "reason": "Customer waiting."}
         results = []
         for table in (policy, hidden):
-            with Registry(table, catalog, base_url=fault.base_url + "/v1", receipts=store,
-                          credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), cursor_key=b"k" * 32) as reg:
+            with Registry(
+                table,
+                catalog,
+                base_url=fault.base_url + "/v1",
+                receipts=store,
+                credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}),
+                cursor_key=b"k" * 32,
+            ) as reg:
                 shown = reg.call("preview_escalate_ticket", args, actor=WRITER)
                 assert shown.ok and shown.result is not None, shown.to_json()
                 pid = str(shown.result["preview_id"])
-                results.append(reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": "esc-later"},
-                                        actor=WRITER, approval=Approval(pid)))
+                results.append(
+                    reg.call(
+                        "record_escalate_ticket",
+                        {"preview_id": pid, "action_id": "esc-later"},
+                        actor=WRITER,
+                        approval=Approval(pid),
+                    )
+                )
         first, again = results
         assert first.ok and "90210" in json.dumps(first.to_json()), first.to_json()
         text = json.dumps(again.to_json(), ensure_ascii=False)

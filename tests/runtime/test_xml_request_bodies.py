@@ -18,23 +18,56 @@ from tests.support.recording_server import RecordingServer
 from toolgen.runtime.serving.registry import Actor, Registry
 
 SPEC: dict[str, Any] = {
-    "openapi": "3.0.0", "info": {"title": "Edge", "version": "2020-05-31"},
+    "openapi": "3.0.0",
+    "info": {"title": "Edge", "version": "2020-05-31"},
     "servers": [{"url": "https://edge.example.com"}],
-    "components": {"schemas": {"TagsRequest": {
-        "type": "object", "xml": {"name": "Tags", "namespace": "http://edge.example.com/doc/2020-05-31/"},
-        "properties": {"Items": {"type": "array", "items": {"type": "string", "xml": {"name": "Tag"}}}}}}},
+    "components": {
+        "schemas": {
+            "TagsRequest": {
+                "type": "object",
+                "xml": {"name": "Tags", "namespace": "http://edge.example.com/doc/2020-05-31/"},
+                "properties": {
+                    "Items": {"type": "array", "items": {"type": "string", "xml": {"name": "Tag"}}}
+                },
+            }
+        }
+    },
     "paths": {
-        "/2020-05-31/distributionsByRealtimeLogConfig/": {"post": {
-            "operationId": "ListDistributionsByRealtimeLogConfig2020_05_31", "summary": "List distributions.",
-            "requestBody": {"required": True, "content": {"text/xml": {"schema": {
-                "type": "object", "properties": {"Marker": {"type": "string"}, "MaxItems": {"type": "string"},
-                                                 "RealtimeLogConfigName": {"type": "string"}}}}}},
-            "responses": {"200": {"description": "ok", "content": {"text/xml": {"schema": {"type": "object"}}}}}}},
-        "/2020-05-31/tagging": {"post": {
-            "operationId": "TagResource", "summary": "Tag a resource.",
-            "requestBody": {"required": True, "content": {"application/xml": {"schema": {
-                "$ref": "#/components/schemas/TagsRequest"}}}},
-            "responses": {"204": {"description": "done"}}}},
+        "/2020-05-31/distributionsByRealtimeLogConfig/": {
+            "post": {
+                "operationId": "ListDistributionsByRealtimeLogConfig2020_05_31",
+                "summary": "List distributions.",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "text/xml": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "Marker": {"type": "string"},
+                                    "MaxItems": {"type": "string"},
+                                    "RealtimeLogConfigName": {"type": "string"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {"description": "ok", "content": {"text/xml": {"schema": {"type": "object"}}}}
+                },
+            }
+        },
+        "/2020-05-31/tagging": {
+            "post": {
+                "operationId": "TagResource",
+                "summary": "Tag a resource.",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/xml": {"schema": {"$ref": "#/components/schemas/TagsRequest"}}},
+                },
+                "responses": {"204": {"description": "done"}},
+            }
+        },
     },
 }
 MAP = """\
@@ -48,9 +81,11 @@ tools:
     approval: never
     preview: false
 """
-DOCUMENT = ('<?xml version="1.0" encoding="UTF-8"?><ListDistributionsByRealtimeLogConfigRequest '
-            'xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><RealtimeLogConfigName>logs</RealtimeLogConfigName>'
-            '</ListDistributionsByRealtimeLogConfigRequest>')
+DOCUMENT = (
+    '<?xml version="1.0" encoding="UTF-8"?><ListDistributionsByRealtimeLogConfigRequest '
+    'xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><RealtimeLogConfigName>logs</RealtimeLogConfigName>'
+    "</ListDistributionsByRealtimeLogConfigRequest>"
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,16 +104,21 @@ def test_the_build_warns_at_the_body_schema_and_describes_the_document(edge: Bui
     inputs = {t["name"]: t["inputSchema"] for t in edge.json("mcp.json")}
     body = inputs["list_distributions"]["properties"]["body"]
     assert body["type"] == "string"
-    assert body["description"] == ("Request body: an XML document (text/xml); its schema's top-level members: "
-                                   "Marker, MaxItems, RealtimeLogConfigName.")
+    assert body["description"] == (
+        "Request body: an XML document (text/xml); its schema's top-level members: "
+        "Marker, MaxItems, RealtimeLogConfigName."
+    )
     assert inputs["record_tag_resource"]["properties"]["body"]["description"].startswith(
         "Request body: an XML document (application/xml) whose root element is <Tags>; its schema's top-level "
-        "members: Items.")
+        "members: Items."
+    )
 
 
 def test_the_document_the_model_writes_is_sent_as_is(edge: Built, tmp_path: Path) -> None:
     with RecordingServer() as server:
-        server.reply("POST", "distributionsByRealtimeLogConfig", 200, b"<DistributionList/>", content_type="text/xml")
+        server.reply(
+            "POST", "distributionsByRealtimeLogConfig", 200, b"<DistributionList/>", content_type="text/xml"
+        )
         registry = Registry.from_dir(edge.out, base_url=server.base_url)
         try:
             result = registry.call("list_distributions", {"body": DOCUMENT}, actor=Actor.of("a", set()))

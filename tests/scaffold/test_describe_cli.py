@@ -15,8 +15,11 @@ from tests.support.writer_server import WriterModelServer
 
 from toolgen.yaml_text import plain_yaml, read_yaml
 
-_MISSING = [name for name in ("openai", "anthropic", "google.genai")
-            if importlib.util.find_spec(name.split(".")[0]) is None or importlib.util.find_spec(name) is None]
+_MISSING = [
+    name
+    for name in ("openai", "anthropic", "google.genai")
+    if importlib.util.find_spec(name.split(".")[0]) is None or importlib.util.find_spec(name) is None
+]
 needs_sdks = pytest.mark.skipif(bool(_MISSING), reason=f"the provider SDKs are not installed: {_MISSING}")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,9 +31,22 @@ __all__ = ["cli", "project"]
 
 def _answer(prompt: str) -> str:
     tools = [t["tool"] for t in json.loads(prompt)["tools"]]
-    return json.dumps({"tools": [{"tool": t, "examples": [f"could you {t.replace('_', ' ')} for me",
-                                                          f"I want to {t.replace('_', ' ')} right now"],
-                                  "use_when": None, "not_for": None} for t in tools]})
+    return json.dumps(
+        {
+            "tools": [
+                {
+                    "tool": t,
+                    "examples": [
+                        f"could you {t.replace('_', ' ')} for me",
+                        f"I want to {t.replace('_', ' ')} right now",
+                    ],
+                    "use_when": None,
+                    "not_for": None,
+                }
+                for t in tools
+            ]
+        }
+    )
 
 
 @pytest.fixture
@@ -54,13 +70,26 @@ def test_without_a_writer_describe_says_so_and_writes_nothing(tickets: Path, cli
 
 @needs_sdks
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "openai-compatible"])
-def test_each_provider_drafts_records_and_replays(tickets: Path, cli: Invoke, provider: str,
-                                                   tmp_path: Path) -> None:
+def test_each_provider_drafts_records_and_replays(
+    tickets: Path, cli: Invoke, provider: str, tmp_path: Path
+) -> None:
     before = tickets.read_text(encoding="utf-8")
     tape = tmp_path / "describe.json"
     with WriterModelServer(_answer) as server:
-        result = cli("describe", str(tickets), "--provider", provider, "--model", "m-1", "--base-url",
-                     server.base_url(provider), "--record", str(tape), "--batch", "2")
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            provider,
+            "--model",
+            "m-1",
+            "--base-url",
+            server.base_url(provider),
+            "--record",
+            str(tape),
+            "--batch",
+            "2",
+        )
         sent = [body for bodies in server.requests.values() for body in bodies]
     assert result.exit_code == 0, result.stderr
     assert len(sent) == 3 and "drafted search expansions for 5 intents in 3 requests" in result.stderr
@@ -72,8 +101,10 @@ def test_each_provider_drafts_records_and_replays(tickets: Path, cli: Invoke, pr
     drafted = tickets.read_text(encoding="utf-8")
     assert drafted.count(MARK) == 5 and f"drafted by {provider} m-1" in drafted
     data = plain_yaml(read_yaml(drafted))
-    assert data["tools"]["list_tickets"]["examples"] == ["could you list tickets for me",
-                                                         "I want to list tickets right now"]
+    assert data["tools"]["list_tickets"]["examples"] == [
+        "could you list tickets for me",
+        "I want to list tickets right now",
+    ]
     # offline: the server is gone; the recording answers, and the map comes out the same
     tickets.write_text(before, encoding="utf-8")
     replayed = cli("describe", str(tickets), "--replay", str(tape), "--batch", "2")
@@ -93,24 +124,62 @@ def test_a_hand_written_cassette_replays(tickets: Path, cli: Invoke, tmp_path: P
     from toolgen.scaffold.describe import SYSTEM, answer_schema, prompt_for
 
     with WriterModelServer(_answer) as server:
-        cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
-            server.base_url("openai-compatible"), "--max-tools", "1")
+        cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai-compatible"),
+            "--max-tools",
+            "1",
+        )
         (body,) = server.requests["chat"]
     tickets.write_text((ROOT / "intent_maps" / "tickets.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     assert body["messages"][0]["content"] == SYSTEM
     assert body["response_format"]["json_schema"]["schema"] == answer_schema(3)
     prompt = body["messages"][1]["content"]
     assert json.loads(prompt)["tools"][0]["tool"] == "get_ticket" and prompt == prompt_for(
-        _plan_first(tickets), 3)
-    answer = {"tools": [{"tool": "get_ticket", "examples": ["show me ticket T-102 please"], "use_when": None,
-                         "not_for": "listing many tickets; use list_tickets"}]}
-    reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(answer)}}]}
-    cassette = {"writer": {"provider": "openai-compatible", "model": "m", "base_url": "http://127.0.0.1:9/v1"},
-                "exchanges": [{"request": {"method": "POST", "path": "/v1/chat/completions",
-                                           "body": json.dumps(body, separators=(",", ":"))},
-                               "response": {"status": 200, "content_type": "application/json",
-                                            "body": json.dumps(reply)}}]}
+        _plan_first(tickets), 3
+    )
+    answer = {
+        "tools": [
+            {
+                "tool": "get_ticket",
+                "examples": ["show me ticket T-102 please"],
+                "use_when": None,
+                "not_for": "listing many tickets; use list_tickets",
+            }
+        ]
+    }
+    reply = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": json.dumps(answer)},
+            }
+        ],
+    }
+    cassette = {
+        "writer": {"provider": "openai-compatible", "model": "m", "base_url": "http://127.0.0.1:9/v1"},
+        "exchanges": [
+            {
+                "request": {
+                    "method": "POST",
+                    "path": "/v1/chat/completions",
+                    "body": json.dumps(body, separators=(",", ":")),
+                },
+                "response": {"status": 200, "content_type": "application/json", "body": json.dumps(reply)},
+            }
+        ],
+    }
     tape = tmp_path / "hand.json"
     tape.write_text(json.dumps(cassette), encoding="utf-8")
     result = cli("describe", str(tickets), "--replay", str(tape), "--max-tools", "1")
@@ -129,22 +198,38 @@ def _plan_first(path: Path) -> Any:
     return plan_describe(load_spec(loaded.spec_path()), loaded, DescribeOptions(max_tools=1)).todo  # type: ignore[arg-type]
 
 
-def test_describe_refuses_a_missing_key_and_both_tapes(tickets: Path, cli: Invoke,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_describe_refuses_a_missing_key_and_both_tapes(
+    tickets: Path, cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     result = cli("describe", str(tickets), "--provider", "anthropic", "--model", "m")
     assert result.exit_code == 2 and "set ANTHROPIC_API_KEY" in result.stderr
-    both = cli("describe", str(tickets), "--provider", "openai", "--model", "m", "--record", "a.json",
-               "--replay", "b.json")
+    both = cli(
+        "describe",
+        str(tickets),
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--record",
+        "a.json",
+        "--replay",
+        "b.json",
+    )
     assert both.exit_code == 2 and "exclude each other" in both.stderr
-    Path("bad.json").write_text(json.dumps({"writer": {"provider": "openai", "model": "m"},
-                                            "exchanges": [{"request": {"method": "POST"}}]}), encoding="utf-8")
+    Path("bad.json").write_text(
+        json.dumps(
+            {"writer": {"provider": "openai", "model": "m"}, "exchanges": [{"request": {"method": "POST"}}]}
+        ),
+        encoding="utf-8",
+    )
     bad = cli("describe", str(tickets), "--replay", "bad.json")
     assert bad.exit_code == 2 and "not a describe cassette" in bad.stderr
 
 
-def test_init_without_describe_is_unchanged_and_with_it_says_there_is_no_writer(project: Path,
-                                                                                 cli: Invoke) -> None:
+def test_init_without_describe_is_unchanged_and_with_it_says_there_is_no_writer(
+    project: Path, cli: Invoke
+) -> None:
     plain = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--no-project")
     assert plain.exit_code == 0, plain.stderr
     first = (project / "intent_maps" / "gizmos.yaml").read_bytes()
@@ -152,19 +237,41 @@ def test_init_without_describe_is_unchanged_and_with_it_says_there_is_no_writer(
     assert again.exit_code == 0, again.stderr
     assert "no writer configured" in again.stderr
     assert (project / "intent_maps" / "gizmos.yaml").read_bytes() == first
-    options_only = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--no-project", "--force", "--provider",
-                       "openai", "--model", "m")
+    options_only = cli(
+        "init",
+        "specs/widgets.yaml",
+        "--name",
+        "gizmos",
+        "--no-project",
+        "--force",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+    )
     assert options_only.exit_code == 0 and "with --describe only" in options_only.stderr
     assert (project / "intent_maps" / "gizmos.yaml").read_bytes() == first
 
 
 @needs_sdks
-def test_init_describe_drafts_a_map_that_builds_and_lints_with_the_marks(project: Path, cli: Invoke,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_describe_drafts_a_map_that_builds_and_lints_with_the_marks(
+    project: Path, cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with WriterModelServer(_answer) as server:
-        result = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--describe", "--provider", "openai",
-                     "--model", "m", "--base-url", server.base_url("openai"))
+        result = cli(
+            "init",
+            "specs/widgets.yaml",
+            "--name",
+            "gizmos",
+            "--describe",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai"),
+        )
     assert result.exit_code == 0, result.stderr
     text = (project / "intent_maps" / "gizmos.yaml").read_text(encoding="utf-8")
     marks = text.count(MARK)

@@ -38,8 +38,19 @@ __all__ = ["cli", "project"]
 
 def _answer(prompt: str) -> str:
     tools = [t["tool"] for t in json.loads(prompt)["tools"]]
-    return json.dumps({"tools": [{"tool": t, "examples": [f"could you {t.replace('_', ' ')} for me"],
-                                  "use_when": None, "not_for": None} for t in tools]})
+    return json.dumps(
+        {
+            "tools": [
+                {
+                    "tool": t,
+                    "examples": [f"could you {t.replace('_', ' ')} for me"],
+                    "use_when": None,
+                    "not_for": None,
+                }
+                for t in tools
+            ]
+        }
+    )
 
 
 @pytest.fixture
@@ -58,8 +69,18 @@ def tape(tickets: Path, cli: Invoke, tmp_path: Path) -> Path:
     before = tickets.read_bytes()
     path = tmp_path / "tape.json"
     with WriterModelServer(_answer) as server:
-        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
-                     server.base_url("openai-compatible"), "--record", str(path))
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai-compatible"),
+            "--record",
+            str(path),
+        )
     assert result.exit_code == 0, result.stderr
     tickets.write_bytes(before)
     return path
@@ -68,8 +89,9 @@ def tape(tickets: Path, cli: Invoke, tmp_path: Path) -> Path:
 @needs_sdks
 @pytest.mark.parametrize("newline", [b"\r\n", b"\r"])
 @pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
-def test_line_endings_and_the_byte_order_mark_are_kept(tickets: Path, tape: Path, cli: Invoke, newline: bytes,
-                                                        bom: bytes) -> None:
+def test_line_endings_and_the_byte_order_mark_are_kept(
+    tickets: Path, tape: Path, cli: Invoke, newline: bytes, bom: bytes
+) -> None:
     plain = tickets.read_bytes()
     tickets.write_bytes(bom + plain.replace(b"\n", newline))
     assert cli("describe", str(tickets), "--replay", str(tape)).exit_code == 0
@@ -78,15 +100,17 @@ def test_line_endings_and_the_byte_order_mark_are_kept(tickets: Path, tape: Path
     assert b"\n" not in drafted.replace(newline, b"")  # every line ends as the map's lines do
     tickets.write_bytes(plain)
     assert cli("describe", str(tickets), "--replay", str(tape)).exit_code == 0
-    assert tickets.read_bytes().replace(b"\n", newline) == drafted[len(bom):]
+    assert tickets.read_bytes().replace(b"\n", newline) == drafted[len(bom) :]
 
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
 def test_a_line_separator_inside_a_value_does_not_shift_the_lines(separator: str) -> None:
     """YAML 1.2 breaks lines at LF, CRLF and CR only; U+2028, U+2029, U+0085 are not line breaks of the
     map's lines (`str.splitlines` breaks at them), so a value holding one leaves every intent writable."""
-    text = ("toolgen: 1\nspec: s.yaml\ntools:\n  a:\n    operation: getA\n"
-            f"    description: \"one{separator}two\"\n  b:\n    operation: getB\n")
+    text = (
+        "toolgen: 1\nspec: s.yaml\ntools:\n  a:\n    operation: getA\n"
+        f'    description: "one{separator}two"\n  b:\n    operation: getB\n'
+    )
     new, skipped = splice(text, {k: Expansion(("find the thing for me",)) for k in "ab"}, "review")
     assert skipped == {}
     data = plain_yaml(read_yaml(new))
@@ -96,7 +120,8 @@ def test_a_line_separator_inside_a_value_does_not_shift_the_lines(separator: str
 
 @needs_sdks
 def test_the_map_is_replaced_atomically_keeping_its_mode_its_symlink_and_other_files(
-        tickets: Path, tape: Path, cli: Invoke) -> None:
+    tickets: Path, tape: Path, cli: Invoke
+) -> None:
     folder = tickets.parent
     (folder / "tickets.yaml.tmp").write_text("my own notes\n", encoding="utf-8")
     real = folder / "real.yaml"
@@ -112,7 +137,9 @@ def test_the_map_is_replaced_atomically_keeping_its_mode_its_symlink_and_other_f
 
 
 @needs_sdks
-def test_a_read_only_map_is_refused_before_the_writer_is_asked(tickets: Path, tape: Path, cli: Invoke) -> None:
+def test_a_read_only_map_is_refused_before_the_writer_is_asked(
+    tickets: Path, tape: Path, cli: Invoke
+) -> None:
     before = tickets.read_bytes()
     os.chmod(tickets, 0o444)
     result = cli("describe", str(tickets), "--replay", str(tape))
@@ -130,8 +157,16 @@ def test_a_map_changed_while_drafting_is_not_overwritten(tickets: Path, cli: Inv
         return _answer(prompt)
 
     with WriterModelServer(answer) as server:
-        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
-                     server.base_url("openai-compatible"))
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai-compatible"),
+        )
     assert result.exit_code == 2 and "changed while" in result.stderr and "run again" in result.stderr
     assert tickets.read_text(encoding="utf-8") == edited
 
@@ -139,14 +174,25 @@ def test_a_map_changed_while_drafting_is_not_overwritten(tickets: Path, cli: Inv
 @needs_sdks
 @pytest.mark.parametrize("target", ["map", "spec", "folder"])
 def test_a_recording_aimed_at_the_map_the_spec_or_a_folder_is_refused_before_anything_is_sent(
-        tickets: Path, cli: Invoke, target: str) -> None:
+    tickets: Path, cli: Invoke, target: str
+) -> None:
     spec = tickets.parent.parent / "specs" / "tickets.yaml"
     (tickets.parent.parent / "folder").mkdir()
     path = {"map": tickets, "spec": spec, "folder": tickets.parent.parent / "folder"}[target]
     before = {p: p.read_bytes() for p in (tickets, spec)}
     with WriterModelServer(_answer) as server:
-        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
-                     server.base_url("openai-compatible"), "--record", str(path))
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai-compatible"),
+            "--record",
+            str(path),
+        )
         sent = server.requests["chat"]
     assert result.exit_code == 2 and "--record" in result.stderr and "nothing was written" in result.stderr
     assert sent == [] and {p: p.read_bytes() for p in (tickets, spec)} == before
@@ -168,15 +214,38 @@ class EchoServer(LoopbackServer):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
                 sent = self.headers.get("authorization") or ""
                 if status != 200:
-                    payload: Any = {"error": {"message": f"Incorrect API key provided: {sent}",
-                                              "type": "invalid_request_error"}}
+                    payload: Any = {
+                        "error": {
+                            "message": f"Incorrect API key provided: {sent}",
+                            "type": "invalid_request_error",
+                        }
+                    }
                 else:
                     tools = [t["tool"] for t in json.loads(body["messages"][-1]["content"])["tools"]]
-                    answer = {"tools": [{"tool": t, "examples": [f"use the key {sent} now"],
-                                         "use_when": f"always {sent}", "not_for": None} for t in tools]}
-                    payload = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-                        {"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": json.dumps(answer)}}]}
+                    answer = {
+                        "tools": [
+                            {
+                                "tool": t,
+                                "examples": [f"use the key {sent} now"],
+                                "use_when": f"always {sent}",
+                                "not_for": None,
+                            }
+                            for t in tools
+                        ]
+                    }
+                    payload = {
+                        "id": "c",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": json.dumps(answer)},
+                            }
+                        ],
+                    }
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -193,13 +262,24 @@ class EchoServer(LoopbackServer):
 
 @needs_sdks
 @pytest.mark.parametrize("status", [401, 200])
-def test_the_api_key_is_never_printed_recorded_or_written(tickets: Path, cli: Invoke, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch, status: int) -> None:
+def test_the_api_key_is_never_printed_recorded_or_written(
+    tickets: Path, cli: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     tape = tmp_path / "tape.json"
     with EchoServer(status) as server:
-        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
-                     server.base_url(), "--record", str(tape))
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url(),
+            "--record",
+            str(tape),
+        )
     assert result.exit_code == (2 if status != 200 else 0), result.stderr
     assert KEY not in result.stderr and KEY not in result.stdout
     assert KEY not in tickets.read_text(encoding="utf-8")
@@ -210,19 +290,25 @@ def test_the_api_key_is_never_printed_recorded_or_written(tickets: Path, cli: In
 
 
 def test_an_intent_with_a_merge_key_is_written_or_left_out_never_a_crash() -> None:
-    text = ("toolgen: 1\nspec: s.yaml\ntools:\n  a: &base\n    operation: getA\n    effect: read\n"
-            "  b:\n    <<: *base\n    operation: getB\n")
+    text = (
+        "toolgen: 1\nspec: s.yaml\ntools:\n  a: &base\n    operation: getA\n    effect: read\n"
+        "  b:\n    <<: *base\n    operation: getB\n"
+    )
     new, skipped = splice(text, {k: Expansion(("find the thing for me",)) for k in "ab"}, "review")
     data = plain_yaml(read_yaml(new))
-    assert data["tools"]["b"]["examples"] == ["find the thing for me"] and data["tools"]["b"]["effect"] == "read"
+    assert (
+        data["tools"]["b"]["examples"] == ["find the thing for me"] and data["tools"]["b"]["effect"] == "read"
+    )
     assert skipped == {} and data["tools"]["a"]["examples"] == ["find the thing for me"]
     # `a` alone: its requests would reach `b` through the merge, so it is left out
     new, skipped = splice(text, {"a": Expansion(("find the thing for me",))}, "review")
     assert new == text and set(skipped) == {"a"}
 
 
-@pytest.mark.parametrize("given", ["    examples: []\n", "    use_when: null\n", "    not_for:\n",
-                                   "    examples: []\n    use_when: ~\n"])
+@pytest.mark.parametrize(
+    "given",
+    ["    examples: []\n", "    use_when: null\n", "    not_for:\n", "    examples: []\n    use_when: ~\n"],
+)
 def test_an_empty_expansion_field_is_filled_not_lost(given: str) -> None:
     """An intent whose `examples` is empty or whose `use_when` / `not_for` is null has no expansions:
     it is drafted, and each drafted field is written (none reported drafted but left out)."""
@@ -238,7 +324,7 @@ def test_an_empty_expansion_field_is_filled_not_lost(given: str) -> None:
 def test_a_document_end_marker_after_the_last_intent_stays_after_it(end: str) -> None:
     """Drafted lines go above the map's ``...``: below it they are outside the document (the map
     was left undrafted, its intents reported as aliased)."""
-    text = f"---\ntoolgen: 1\nspec: s.yaml\ninclude:\n  - {{match: \"*\"}}\ntools:\n  a:\n    operation: getA\n{end}"
+    text = f'---\ntoolgen: 1\nspec: s.yaml\ninclude:\n  - {{match: "*"}}\ntools:\n  a:\n    operation: getA\n{end}'
     drafts = {"a": Expansion(("find the thing for me",)), "b": Expansion(("look up a b for me",))}
     new, skipped = splice(text, drafts, "review", refs={"b": "getB"})
     assert skipped == {} and new.endswith(end)
@@ -249,13 +335,22 @@ def test_a_document_end_marker_after_the_last_intent_stays_after_it(end: str) ->
 
 @pytest.mark.parametrize("problem", ["key", "both tapes", "record onto the draft"])
 def test_init_describe_refuses_a_writer_it_cannot_use_before_writing_the_draft(
-        project: Path, cli: Invoke, monkeypatch: pytest.MonkeyPatch, problem: str) -> None:
+    project: Path, cli: Invoke, monkeypatch: pytest.MonkeyPatch, problem: str
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    args = {"key": ["--provider", "anthropic", "--model", "m"],
-            "both tapes": ["--provider", "openai", "--model", "m", "--record", "a.json", "--replay", "b.json"],
-            "record onto the draft": ["--provider", "openai", "--model", "m", "--record",
-                                      "intent_maps/gizmos.yaml"]}[problem]
+    args = {
+        "key": ["--provider", "anthropic", "--model", "m"],
+        "both tapes": ["--provider", "openai", "--model", "m", "--record", "a.json", "--replay", "b.json"],
+        "record onto the draft": [
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--record",
+            "intent_maps/gizmos.yaml",
+        ],
+    }[problem]
     before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
     project_file = (project / "toolgen.yaml").read_bytes()
     result = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--describe", *args)
@@ -265,22 +360,41 @@ def test_init_describe_refuses_a_writer_it_cannot_use_before_writing_the_draft(
 
 
 @needs_sdks
-def test_init_describe_says_the_draft_was_written_when_the_writer_fails(project: Path, cli: Invoke,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_describe_says_the_draft_was_written_when_the_writer_fails(
+    project: Path, cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with EchoServer(401) as server:
-        result = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--describe", "--provider",
-                     "openai-compatible", "--model", "m", "--base-url", server.base_url())
+        result = cli(
+            "init",
+            "specs/widgets.yaml",
+            "--name",
+            "gizmos",
+            "--describe",
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url(),
+        )
     assert result.exit_code == 2 and "nothing was written" not in result.stderr
     assert "without search expansions" in result.stderr and "toolgen describe" in result.stderr
     assert MARK not in (project / "intent_maps" / "gizmos.yaml").read_text(encoding="utf-8")
 
 
 @needs_sdks
-@pytest.mark.parametrize("args", [["--provider", "anthropic"], ["--model", "other"],
-                                  ["--provider", "openai-compatible", "--model", "m", "--base-url", "http://x/v1"]])
-def test_a_replay_refuses_a_writer_other_than_the_recorded_one(tickets: Path, tape: Path, cli: Invoke,
-                                                               args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--provider", "anthropic"],
+        ["--model", "other"],
+        ["--provider", "openai-compatible", "--model", "m", "--base-url", "http://x/v1"],
+    ],
+)
+def test_a_replay_refuses_a_writer_other_than_the_recorded_one(
+    tickets: Path, tape: Path, cli: Invoke, args: list[str]
+) -> None:
     """A writer named beside ``--replay`` that is not the recorded one is refused, not ignored (the
     review mark would name a writer the user did not choose)."""
     before = tickets.read_bytes()
@@ -295,19 +409,37 @@ def test_a_recording_of_an_unknown_provider_names_the_file(tickets: Path, tape: 
     data["writer"]["provider"] = "bogus"
     tape.write_text(json.dumps(data), encoding="utf-8")
     result = cli("describe", str(tickets), "--replay", str(tape))
-    assert result.exit_code == 2 and f"{tape}: " in result.stderr and "unknown provider 'bogus'" in result.stderr
+    assert (
+        result.exit_code == 2 and f"{tape}: " in result.stderr and "unknown provider 'bogus'" in result.stderr
+    )
 
 
 @needs_sdks
 def test_an_answer_of_thousands_of_items_does_not_flood_the_terminal(tickets: Path, cli: Invoke) -> None:
     def flood(prompt: str) -> str:
         tools = [t["tool"] for t in json.loads(prompt)["tools"]]
-        return json.dumps({"tools": [{"tool": tools[0], "examples": [f"request {i} of many" for i in range(5000)]},
-                                     *({"tool": f"other_{i}"} for i in range(3000))]})
+        return json.dumps(
+            {
+                "tools": [
+                    {"tool": tools[0], "examples": [f"request {i} of many" for i in range(5000)]},
+                    *({"tool": f"other_{i}"} for i in range(3000)),
+                ]
+            }
+        )
 
     with WriterModelServer(flood) as server:
-        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
-                     server.base_url("openai-compatible"), "--max-tools", "1")
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai-compatible"),
+            "--max-tools",
+            "1",
+        )
     assert result.exit_code == 0, result.stderr[-500:]
     assert len(result.stderr.splitlines()) < 60 and "and 7,947 more dropped from the answers" in result.stderr
     assert tickets.read_text(encoding="utf-8").count(MARK) == 1
@@ -319,14 +451,35 @@ def _layouts(draw: st.DrawFn) -> str:
     trailing spaces, block scalars of every chomping, flow members, a last line without a break."""
     newline = draw(st.sampled_from(["\n", "\r\n"]))
     pad = st.sampled_from(["", " ", "   "])
-    lines = ["toolgen: 1", "spec: s.yaml" + draw(pad), "tools:" + draw(st.sampled_from(["", "  # the tools"]))]
+    lines = [
+        "toolgen: 1",
+        "spec: s.yaml" + draw(pad),
+        "tools:" + draw(st.sampled_from(["", "  # the tools"])),
+    ]
     for n in range(draw(st.integers(1, 4))):
         lines += [f"  t{n}:", f"    operation: op{n}" + draw(pad)]
-        lines += draw(st.lists(st.sampled_from([
-            "    effect: read", "    description: >-\n      folded text\n      more", "    output: {fields: [id]}",
-            "    summary: |\n      clipped", "    note: |-\n      stripped\n", "    tags:\n    - a\n    - b",
-            "    hide: [a,\n           b]", "    text: plain text\n      continued", "# a comment at column 0",
-            "      # a deep comment", "", "  # a comment at the intents' indentation"]), max_size=5, unique=True))
+        lines += draw(
+            st.lists(
+                st.sampled_from(
+                    [
+                        "    effect: read",
+                        "    description: >-\n      folded text\n      more",
+                        "    output: {fields: [id]}",
+                        "    summary: |\n      clipped",
+                        "    note: |-\n      stripped\n",
+                        "    tags:\n    - a\n    - b",
+                        "    hide: [a,\n           b]",
+                        "    text: plain text\n      continued",
+                        "# a comment at column 0",
+                        "      # a deep comment",
+                        "",
+                        "  # a comment at the intents' indentation",
+                    ]
+                ),
+                max_size=5,
+                unique=True,
+            )
+        )
     lines += draw(st.sampled_from([[], ["# the end"], [""], ["examples: {}"]]))
     text = newline.join(line.replace("\n", newline) for line in lines)
     return text + draw(st.sampled_from(["", newline]))
@@ -364,8 +517,18 @@ def test_a_password_in_the_base_url_is_not_recorded(tickets: Path, cli: Invoke, 
     tape = tmp_path / "tape.json"
     with WriterModelServer(_answer) as server:
         url = server.base_url("openai-compatible").replace("http://", "http://user:hunter2-secret@")
-        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url", url,
-                     "--record", str(tape))
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--record",
+            str(tape),
+        )
     assert result.exit_code == 0, result.stderr
     recorded = json.loads(tape.read_text(encoding="utf-8"))
     assert "hunter2-secret" not in json.dumps(recorded) and "user@" not in json.dumps(recorded)
@@ -382,10 +545,26 @@ def test_two_runs_at_once_draft_the_map_once(tickets: Path) -> None:
         both.wait()
         return _answer(prompt)
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generator"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "generator"), os.environ.get("PYTHONPATH", "")]),
+    }
     with WriterModelServer(answer) as server:
-        command = [sys.executable, "-m", "toolgen", "describe", str(tickets), "--provider", "openai-compatible",
-                   "--model", "m", "--base-url", server.base_url("openai-compatible"), "--max-tools", "1"]
+        command = [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai-compatible"),
+            "--max-tools",
+            "1",
+        ]
         runs = [subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) for _ in range(2)]
         outcomes = sorted((run.wait(timeout=120), run.stderr.read() if run.stderr else "") for run in runs)
     assert [code for code, _ in outcomes] == [0, 2], outcomes
@@ -398,26 +577,33 @@ def test_an_intent_merged_into_tools_from_elsewhere_is_left_out_never_a_crash() 
     new, skipped = splice(text, {k: Expansion(("find the thing for me",)) for k in "ab"}, "review")
     assert set(skipped) == {"b"} and "by hand" in skipped["b"]
     data = plain_yaml(read_yaml(new))
-    assert data["tools"]["a"]["examples"] == ["find the thing for me"] and "examples" not in data["tools"]["b"]
+    assert (
+        data["tools"]["a"]["examples"] == ["find the thing for me"] and "examples" not in data["tools"]["b"]
+    )
 
 
 def test_top_level_examples_made_of_a_merge_only_are_left_alone() -> None:
-    text = "toolgen: 1\ndefaults: &e\n  getA: [\"open a thing now\"]\nexamples:\n  <<: *e\n"
+    text = 'toolgen: 1\ndefaults: &e\n  getA: ["open a thing now"]\nexamples:\n  <<: *e\n'
     new, skipped = splice(text, {"b": Expansion(("find the thing for me",))}, "review", refs={"b": "getB"})
     assert new == text and "by hand" in skipped["b"]
 
 
 @pytest.mark.parametrize("source", ["/dev/zero", "big"])
-def test_a_recording_that_never_ends_or_is_too_big_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              source: str) -> None:
+def test_a_recording_that_never_ends_or_is_too_big_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
     from toolgen.evals import writers
 
     path = Path(source)
     if source == "big":
         monkeypatch.setattr(writers, "MAX_CASSETTE_BYTES", 1_000)
         path = tmp_path / "big.json"
-        path.write_text(json.dumps({"writer": {"provider": "openai", "model": "m"}, "exchanges": [],
-                                    "padding": "x" * 2_000}), encoding="utf-8")
+        path.write_text(
+            json.dumps(
+                {"writer": {"provider": "openai", "model": "m"}, "exchanges": [], "padding": "x" * 2_000}
+            ),
+            encoding="utf-8",
+        )
     elif not path.exists():
         pytest.skip("no /dev/zero here")
     with pytest.raises(ValueError, match=r"regular file|bytes"):

@@ -25,10 +25,16 @@ def _fresh(doc: Any, data: dict[str, Any], out: Path) -> tuple[Any, list[Any]]:
     return ir, doc.fill_locations(sink.items)
 
 
-@pytest.mark.parametrize(("spec", "intents"), [("specs/tickets.yaml", "intent_maps/tickets.yaml"),
-                                                ("specs/stripe.slice.json", "intent_maps/stripe.yaml")])
+@pytest.mark.parametrize(
+    ("spec", "intents"),
+    [
+        ("specs/tickets.yaml", "intent_maps/tickets.yaml"),
+        ("specs/stripe.slice.json", "intent_maps/stripe.yaml"),
+    ],
+)
 def test_each_operation_is_lowered_once_and_every_lowering_is_a_fresh_one(
-        spec: str, intents: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec: str, intents: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     doc = load_spec(ROOT / spec)
     data = yaml.safe_load((ROOT / intents).read_text(encoding="utf-8"))
     data.pop("composites", None)  # a draft has none (a composite's steps are lowered with it, each time)

@@ -18,38 +18,87 @@ import yaml
 
 def _spec() -> dict[str, Any]:
     # `explodes`: anyOf of 12 refs, 7 levels deep: 12^7 (35 million) nodes once inlined
-    schemas: dict[str, Any] = {f"S{i}": {"anyOf": [{"$ref": f"#/components/schemas/S{i + 1}"}] * 12}
-                               for i in range(7)}
+    schemas: dict[str, Any] = {
+        f"S{i}": {"anyOf": [{"$ref": f"#/components/schemas/S{i + 1}"}] * 12} for i in range(7)
+    }
     schemas["S7"] = {"type": "object", "properties": {"a": {"type": "string"}}}
-    tabs = {f"tab{i:05d}": {"type": "string", "description": f"The value of tab {i}, as the signer sees it. " * 3}
-            for i in range(2_000)}
+    tabs = {
+        f"tab{i:05d}": {"type": "string", "description": f"The value of tab {i}, as the signer sees it. " * 3}
+        for i in range(2_000)
+    }
     schemas["Tabs"] = {"type": "object", "properties": tabs}
 
     def write(op_id: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-        return {"post": {"operationId": op_id, "summary": f"{op_id} summary.",
-                         "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                             "type": "object", "required": required, "properties": properties}}}},
-                         "responses": {"204": {"description": "done"}}}}
+        return {
+            "post": {
+                "operationId": op_id,
+                "summary": f"{op_id} summary.",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "required": required, "properties": properties}
+                        }
+                    },
+                },
+                "responses": {"204": {"description": "done"}},
+            }
+        }
 
-    return {"openapi": "3.0.3", "info": {"title": "Envelopes", "version": "1"}, "components": {"schemas": schemas},
-            "paths": {
-                "/envelopes": write("createEnvelope", {
-                    "subject": {"type": "string"}, "status": {"type": "string", "enum": ["created", "sent"]},
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Envelopes", "version": "1"},
+        "components": {"schemas": schemas},
+        "paths": {
+            "/envelopes": write(
+                "createEnvelope",
+                {
+                    "subject": {"type": "string"},
+                    "status": {"type": "string", "enum": ["created", "sent"]},
                     "composite": {"$ref": "#/components/schemas/S0"},
-                    "recipients": {"type": "array", "items": {"$ref": "#/components/schemas/S1"}}}, ["subject"]),
-                "/tabs": write("putTabs", {"documentId": {"type": "string"},
-                                           "tabs": {"$ref": "#/components/schemas/Tabs"},
-                                           "note": {"type": "string"}}, ["documentId"]),
-                "/small": write("createSmall", {"name": {"type": "string"}}, ["name"]),
-                # a read whose response explodes: the envelope list, a total and a composite summary
-                "/envelopes/status": {"get": {"operationId": "listStatus", "summary": "List envelope statuses.",
-                                              "responses": {"200": {"description": "ok", "content": {
-                                                  "application/json": {"schema": {"type": "object", "properties": {
-                                                      "envelopes": {"type": "array",
-                                                                    "items": {"$ref": "#/components/schemas/S1"}},
-                                                      "totalSetSize": {"type": "string"},
-                                                      "composite": {"$ref": "#/components/schemas/S0"}}}}}}}}},
-            }}
+                    "recipients": {"type": "array", "items": {"$ref": "#/components/schemas/S1"}},
+                },
+                ["subject"],
+            ),
+            "/tabs": write(
+                "putTabs",
+                {
+                    "documentId": {"type": "string"},
+                    "tabs": {"$ref": "#/components/schemas/Tabs"},
+                    "note": {"type": "string"},
+                },
+                ["documentId"],
+            ),
+            "/small": write("createSmall", {"name": {"type": "string"}}, ["name"]),
+            # a read whose response explodes: the envelope list, a total and a composite summary
+            "/envelopes/status": {
+                "get": {
+                    "operationId": "listStatus",
+                    "summary": "List envelope statuses.",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {
+                                            "envelopes": {
+                                                "type": "array",
+                                                "items": {"$ref": "#/components/schemas/S1"},
+                                            },
+                                            "totalSetSize": {"type": "string"},
+                                            "composite": {"$ref": "#/components/schemas/S0"},
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            },
+        },
+    }
 
 
 @pytest.fixture
@@ -63,39 +112,52 @@ def drafted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., 
 def test_init_hides_the_largest_optional_members_and_says_so(drafted: tuple[Path, str]) -> None:
     _, text = drafted
     tools = yaml.safe_load(text)["tools"]
-    assert tools["create_envelope"]["hide"] == ["composite", "recipients"]  # largest first; `subject` required
+    assert tools["create_envelope"]["hide"] == [
+        "composite",
+        "recipients",
+    ]  # largest first; `subject` required
     assert tools["put_tabs"]["hide"] == ["tabs"]
     assert "hide" not in tools["create_small"]
     assert "# hide: 2 of the body's 4 members drafted hidden, largest first" in text
     assert "# Operations left out" not in text
 
 
-def test_init_projects_a_response_too_large_whole_to_its_top_level_fields(drafted: tuple[Path, str],
-                                                                          cli: Callable[..., Any]) -> None:
+def test_init_projects_a_response_too_large_whole_to_its_top_level_fields(
+    drafted: tuple[Path, str], cli: Callable[..., Any]
+) -> None:
     root, text = drafted
     tools = yaml.safe_load(text)["tools"]
     # `composite` alone is over the budget even one level deep (its anyOf branches stay on its level)
     assert tools["list_status"]["output"] == {"fields": ["envelopes", "totalSetSize"]}
-    assert "drafted as its 2 top-level fields, one level deep (left out, too large even so: composite)" in text
+    assert (
+        "drafted as its 2 top-level fields, one level deep (left out, too large even so: composite)" in text
+    )
     result = cli("build", "-q")
     assert result.exit_code == 0, result.stdout + result.stderr
-    tools = {t["name"]: t for t in json.loads((root / "generated" / "envelopes" / "mcp.json").read_text("utf-8"))}
+    tools = {
+        t["name"]: t for t in json.loads((root / "generated" / "envelopes" / "mcp.json").read_text("utf-8"))
+    }
     assert set(tools["list_status"]["outputSchema"]["properties"]) == {"envelopes", "totalSetSize"}
 
 
-def test_the_draft_builds_with_no_budget_raised_and_no_tool_too_large(drafted: tuple[Path, str],
-                                                                      cli: Callable[..., Any]) -> None:
+def test_the_draft_builds_with_no_budget_raised_and_no_tool_too_large(
+    drafted: tuple[Path, str], cli: Callable[..., Any]
+) -> None:
     root, text = drafted
     assert "budgets" not in yaml.safe_load(text)
     result = cli("build", "-q")
     assert result.exit_code == 0, result.stdout + result.stderr
     report = (root / "generated" / "envelopes" / "REPORT.md").read_text(encoding="utf-8")
     assert "tool-too-large" not in report and "schema-too-large" not in report
-    tools = {t["name"]: t for t in json.loads((root / "generated" / "envelopes" / "mcp.json").read_text("utf-8"))}
+    tools = {
+        t["name"]: t for t in json.loads((root / "generated" / "envelopes" / "mcp.json").read_text("utf-8"))
+    }
     assert set(tools["preview_create_envelope"]["inputSchema"]["properties"]) == {"subject", "status"}
 
 
-def test_without_the_drafted_hide_the_tool_is_flagged(drafted: tuple[Path, str], cli: Callable[..., Any]) -> None:
+def test_without_the_drafted_hide_the_tool_is_flagged(
+    drafted: tuple[Path, str], cli: Callable[..., Any]
+) -> None:
     root, text = drafted
     data = yaml.safe_load(text)
     del data["tools"]["put_tabs"]["hide"]

@@ -40,11 +40,21 @@ def _param(name: str, kind: str = "string", **more: Any) -> dict[str, Any]:
 
 
 def test_a_next_token_in_a_declared_response_header_is_the_cursor_style() -> None:
-    found = detect(["pageToken", "rowCount"], ITEMS, False, {"pageToken": "string", "rowCount": "integer"},
-                   headers=["X-RateLimit-Remaining", "NextPageToken"])
+    found = detect(
+        ["pageToken", "rowCount"],
+        ITEMS,
+        False,
+        {"pageToken": "string", "rowCount": "integer"},
+        headers=["X-RateLimit-Remaining", "NextPageToken"],
+    )
     assert found is not None
     assert (found.style, found.items, found.cursor, found.limit, found.next) == (
-        "cursor", "", "pageToken", "rowCount", "header:NextPageToken")
+        "cursor",
+        "",
+        "pageToken",
+        "rowCount",
+        "header:NextPageToken",
+    )
     assert found.doubt is None and not found.guess
     # a previous page's header, or a header without a position parameter to take it, is no next page
     previous = detect(["pageToken"], ITEMS, False, headers=["X-Cursor-Prev"])
@@ -54,14 +64,29 @@ def test_a_next_token_in_a_declared_response_header_is_the_cursor_style() -> Non
 
 
 def test_a_header_only_the_parameter_description_names_is_drafted_with_a_doubt() -> None:
-    cursor = _param("cursor", description="Used for pagination. When a list request has more records, cursors are "
-                                          "provided in the response headers `X-Files-Cursor-Next` and "
-                                          "`X-Files-Cursor-Prev`. Send one of those values here.")
-    found = detect(["cursor", "per_page"], ITEMS, False, {"cursor": "string", "per_page": "integer"},
-                   params=[cursor, _param("per_page", "integer")])
+    cursor = _param(
+        "cursor",
+        description="Used for pagination. When a list request has more records, cursors are "
+        "provided in the response headers `X-Files-Cursor-Next` and "
+        "`X-Files-Cursor-Prev`. Send one of those values here.",
+    )
+    found = detect(
+        ["cursor", "per_page"],
+        ITEMS,
+        False,
+        {"cursor": "string", "per_page": "integer"},
+        params=[cursor, _param("per_page", "integer")],
+    )
     assert found is not None and (found.style, found.cursor, found.next) == (
-        "cursor", "cursor", "header:X-Files-Cursor-Next")
-    assert found.doubt is not None and "does not declare" in found.doubt and "`X-Files-Cursor-Next`" in found.doubt
+        "cursor",
+        "cursor",
+        "header:X-Files-Cursor-Next",
+    )
+    assert (
+        found.doubt is not None
+        and "does not declare" in found.doubt
+        and "`X-Files-Cursor-Next`" in found.doubt
+    )
     # the word "header" must be there: a header-like word alone is no header
     plain = _param("cursor", description="Pass the X-Files-Cursor-Next value.")
     other = detect(["cursor"], ITEMS, False, params=[plain])
@@ -73,18 +98,36 @@ def test_a_token_answered_under_the_parameters_own_name_is_the_next_one() -> Non
     answer = _obj(count={"type": "integer"}, pageToken=TEXT, data=ITEMS)
     found = detect(["pageToken", "limit"], answer, False, {"pageToken": "string", "limit": "integer"})
     assert found is not None and (found.style, found.items, found.cursor, found.next, found.doubt) == (
-        "cursor", "data", "pageToken", "pageToken", None)
+        "cursor",
+        "data",
+        "pageToken",
+        "pageToken",
+        None,
+    )
     # a numeric offset echoed in the answer is the current position, never the next one
-    echoed = detect(["offset", "limit"], _obj(items=ITEMS, offset={"type": "integer"}), False,
-                    {"offset": "integer", "limit": "integer"})
+    echoed = detect(
+        ["offset", "limit"],
+        _obj(items=ITEMS, offset={"type": "integer"}),
+        False,
+        {"offset": "integer", "limit": "integer"},
+    )
     assert echoed is not None and (echoed.style, echoed.next) == ("offset", None)
 
 
 def test_of_several_arrays_the_likeliest_is_drafted_with_a_doubt() -> None:
     google = _obj(instances=ITEMS, nextPageToken=TEXT, unreachable={"type": "array", "items": TEXT})
-    found = detect(["pageToken", "pageSize"], google, False, {"pageToken": "string", "pageSize": "integer"},
-                   resource="instances")
-    assert found is not None and (found.style, found.items, found.next) == ("cursor", "instances", "nextPageToken")
+    found = detect(
+        ["pageToken", "pageSize"],
+        google,
+        False,
+        {"pageToken": "string", "pageSize": "integer"},
+        resource="instances",
+    )
+    assert found is not None and (found.style, found.items, found.next) == (
+        "cursor",
+        "instances",
+        "nextPageToken",
+    )
     assert found.guess and found.doubt is not None and "`unreachable`" in found.doubt
     # two arrays of objects: the one named as the path's resource
     two = _obj(envelopeTransactionStatuses=ITEMS, envelopes=ITEMS, nextUri=TEXT)
@@ -99,20 +142,27 @@ def test_of_several_arrays_the_likeliest_is_drafted_with_a_doubt() -> None:
 def test_starting_after_without_a_has_more_flag_walks_from_the_last_items_id() -> None:
     found = detect(["starting_after", "limit"], _obj(data=ITEMS), False, {"limit": "integer"})
     assert found is not None and (found.style, found.cursor, found.cursor_from_item, found.has_more) == (
-        "cursor", "starting_after", "id", None)
+        "cursor",
+        "starting_after",
+        "id",
+        None,
+    )
     assert found.guess and found.doubt is not None and "no has-more flag" in found.doubt
     clever = _obj(data={"type": "array", "items": _obj(data=_obj(id=TEXT), uri=TEXT)})
     wrapped = detect(["starting_after", "ending_before", "limit"], clever, False, {"limit": "integer"})
     assert wrapped is not None and wrapped.cursor_from_item == "data.id"
 
 
-@pytest.mark.parametrize(("params", "style"), [
-    ([_param("offset"), _param("limit")], "offset"),  # every query parameter typed as text
-    ([_param("offset", example="20"), _param("limit", "integer")], "offset"),  # a number by its example
-    ([_param("offset"), _param("limit", "integer")], "link"),  # Asana: a token beside a numeric limit
-    ([_param("offset", example="eyJ0eXAiOiJKV1Qi"), _param("limit")], "link"),  # a token by its example
-    ([_param("start"), _param("top", "integer")], "link"),  # Azure Face: a person id to start after
-])
+@pytest.mark.parametrize(
+    ("params", "style"),
+    [
+        ([_param("offset"), _param("limit")], "offset"),  # every query parameter typed as text
+        ([_param("offset", example="20"), _param("limit", "integer")], "offset"),  # a number by its example
+        ([_param("offset"), _param("limit", "integer")], "link"),  # Asana: a token beside a numeric limit
+        ([_param("offset", example="eyJ0eXAiOiJKV1Qi"), _param("limit")], "link"),  # a token by its example
+        ([_param("start"), _param("top", "integer")], "link"),  # Azure Face: a person id to start after
+    ],
+)
 def test_an_offset_declared_as_text_is_a_number_or_a_token(params: list[dict[str, Any]], style: str) -> None:
     names = [str(p["name"]) for p in params]
     types = {str(p["name"]): str(p["schema"]["type"]) for p in params}
@@ -131,7 +181,9 @@ def test_a_date_or_a_time_bound_is_never_guessed_as_a_position() -> None:
 
 
 def test_a_next_uri_is_a_next_url() -> None:
-    found = detect(["count"], _obj(users=ITEMS, nextUri=TEXT, resultSetSize=TEXT), False, {"count": "integer"})
+    found = detect(
+        ["count"], _obj(users=ITEMS, nextUri=TEXT, resultSetSize=TEXT), False, {"count": "integer"}
+    )
     assert found is not None and (found.style, found.next, found.doubt) == ("link", "nextUri", None)
 
 
@@ -141,53 +193,84 @@ def test_the_runtime_reads_a_next_token_from_a_response_header_of_any_case() -> 
     assert next_position(pagination, [{"id": 1}], {"NextPageToken": ""}, [{"id": 1}], 1, None) is None
     assert next_position(pagination, {"NextPageToken": "in-body"}, {}, [{"id": 1}], 1, None) is None
     link = {"style": "link", "next_field": "header:X-Next-Url"}
-    assert next_position(link, [], {"x-next-url": "https://a.example/p2"}, [], 1, None) == "https://a.example/p2"
+    assert (
+        next_position(link, [], {"x-next-url": "https://a.example/p2"}, [], 1, None) == "https://a.example/p2"
+    )
 
 
-def _spec(params: list[dict[str, Any]], answer: dict[str, Any], headers: dict[str, Any] | None = None) -> dict[str, Any]:
+def _spec(
+    params: list[dict[str, Any]], answer: dict[str, Any], headers: dict[str, Any] | None = None
+) -> dict[str, Any]:
     response: dict[str, Any] = {"description": "ok", "content": {"application/json": {"schema": answer}}}
     if headers:
         response["headers"] = headers
-    return {"openapi": "3.0.3", "info": {"title": "Shop", "version": "1"},
-            "servers": [{"url": "https://api.example.com"}],
-            "paths": {"/things": {"get": {"operationId": "ListThings", "summary": "List things",
-                                          "parameters": params, "responses": {"200": response}}}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Shop", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/things": {
+                "get": {
+                    "operationId": "ListThings",
+                    "summary": "List things",
+                    "parameters": params,
+                    "responses": {"200": response},
+                }
+            }
+        },
+    }
 
 
-def test_init_drafts_a_header_token_and_the_build_keeps_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           cli: Invoke) -> None:
+def test_init_drafts_a_header_token_and_the_build_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Invoke
+) -> None:
     monkeypatch.chdir(tmp_path)
-    doc = _spec([_param("pageToken"), _param("limit", "integer")], ITEMS,
-                headers={"NextPageToken": {"schema": {"type": "string"}}})
+    doc = _spec(
+        [_param("pageToken"), _param("limit", "integer")],
+        ITEMS,
+        headers={"NextPageToken": {"schema": {"type": "string"}}},
+    )
     (tmp_path / "shop.json").write_text(json.dumps(doc), encoding="utf-8")
     assert cli("init", "shop.json", "--out", "draft.yaml", "--no-project", "--force").exit_code == 0
     intent = yaml.safe_load((tmp_path / "draft.yaml").read_text(encoding="utf-8"))["tools"]["list_things"]
-    assert intent["pagination"] == {"style": "cursor", "items": "", "cursor": "pageToken", "limit": "limit",
-                                    "next": "header:NextPageToken"}
+    assert intent["pagination"] == {
+        "style": "cursor",
+        "items": "",
+        "cursor": "pageToken",
+        "limit": "limit",
+        "next": "header:NextPageToken",
+    }
     assert cli("build", "draft.yaml", "--out", "out", "-q", "--emit", "policy").exit_code == 0
     row = json.loads((tmp_path / "out" / "policy.json").read_text(encoding="utf-8"))["tools"][0]
     assert row["pagination"]["next_field"] == "header:NextPageToken"
 
 
-def test_the_build_refuses_a_next_header_that_is_no_header_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                cli: Invoke) -> None:
+def test_the_build_refuses_a_next_header_that_is_no_header_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Invoke
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "shop.json").write_text(json.dumps(_spec([_param("pageToken")], ITEMS)), encoding="utf-8")
     (tmp_path / "map.yaml").write_text(
         "toolgen: 1\nspec: shop.json\ntools:\n  list_things:\n    operation: ListThings\n    effect: read\n"
-        "    pagination: {style: cursor, items: '', cursor: pageToken, next: 'header:Next Page'}\n", encoding="utf-8")
+        "    pagination: {style: cursor, items: '', cursor: pageToken, next: 'header:Next Page'}\n",
+        encoding="utf-8",
+    )
     built = cli("build", "map.yaml", "--out", "out", "-q", "--emit", "policy")
     assert built.exit_code != 0 and "pagination-field-missing" in built.output + built.stderr
 
 
-def test_an_include_group_never_takes_a_guess(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Invoke) -> None:
+def test_an_include_group_never_takes_a_guess(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Invoke
+) -> None:
     """A token parameter with nothing to feed it: `init` drafts a marked guess, an `include` group
     builds the tool without paging (as before) rather than take a guess no human saw."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "shop.json").write_text(json.dumps(_spec([_param("cursor"), _param("limit", "integer")],
-                                                         _obj(data=ITEMS))), encoding="utf-8")
-    (tmp_path / "map.yaml").write_text("toolgen: 1\nspec: shop.json\ninclude:\n  - match: 'GET *'\n",
-                                       encoding="utf-8")
+    (tmp_path / "shop.json").write_text(
+        json.dumps(_spec([_param("cursor"), _param("limit", "integer")], _obj(data=ITEMS))), encoding="utf-8"
+    )
+    (tmp_path / "map.yaml").write_text(
+        "toolgen: 1\nspec: shop.json\ninclude:\n  - match: 'GET *'\n", encoding="utf-8"
+    )
     built = cli("build", "map.yaml", "--out", "out", "-q", "--emit", "policy")
     assert built.exit_code == 0, built.output
     rows = json.loads((tmp_path / "out" / "policy.json").read_text(encoding="utf-8"))["tools"]
@@ -206,10 +289,22 @@ def test_a_token_that_is_no_position_a_range_and_another_members_next_are_never_
     assert detect(["linkingToken", "part"], _obj(items=ITEMS), False) is None
     metrics = _obj(status=TEXT, data=_obj(result=ITEMS))
     assert detect(["host_id", "start", "end"], metrics, False, {"start": "string", "end": "string"}) is None
-    assert detect(["from", "to"], ITEMS, False, {"from": "string", "to": "string"},
-                  params=[_param("from", example="0"), _param("to", example="10")]) is None
-    album = _obj(available_markets={"type": "array", "items": TEXT}, copyrights=ITEMS,
-                 genres={"type": "array"}, tracks=_obj(items=ITEMS, next=TEXT))
+    assert (
+        detect(
+            ["from", "to"],
+            ITEMS,
+            False,
+            {"from": "string", "to": "string"},
+            params=[_param("from", example="0"), _param("to", example="10")],
+        )
+        is None
+    )
+    album = _obj(
+        available_markets={"type": "array", "items": TEXT},
+        copyrights=ITEMS,
+        genres={"type": "array"},
+        tracks=_obj(items=ITEMS, next=TEXT),
+    )
     assert detect(["market"], album, False, {"market": "string"}) is None
     # the names that do take a token still do
     for name in ("pagination_token", "_page_token", "continuationToken", "NextToken", "marker"):

@@ -62,7 +62,9 @@ def tmp_project(folder: Path, search: str, api_search: str = "") -> Path:
         "    out: out/github\n"
         "    emit: [mcp, policy]\n"
         f"{api_search}"
-        f"{search}", encoding="utf-8")
+        f"{search}",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -77,14 +79,21 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _search(folder: Path, *, model_sha: str | None = None, tokenizer_sha: str | None = None,
-            model: str = "models/tiny.onnx") -> str:
+def _search(
+    folder: Path,
+    *,
+    model_sha: str | None = None,
+    tokenizer_sha: str | None = None,
+    model: str = "models/tiny.onnx",
+) -> str:
     m = model_sha or sha256(folder / "models" / "tiny.onnx")
     t = tokenizer_sha or sha256(folder / "models" / "tokenizer.json")
-    return ("search:\n  semantic: onnx\n"
-            f"  model: {model}\n  model_sha256: {m}\n"
-            "  tokenizer: models/tokenizer.json\n"
-            f"  tokenizer_sha256: {t}\n")
+    return (
+        "search:\n  semantic: onnx\n"
+        f"  model: {model}\n  model_sha256: {m}\n"
+        "  tokenizer: models/tokenizer.json\n"
+        f"  tokenizer_sha256: {t}\n"
+    )
 
 
 def _build(folder: Path, search: str) -> list[Output]:
@@ -104,7 +113,10 @@ def test_the_build_writes_the_pins_and_the_sidecar(built: Path, model_dir: Path)
     value = json.loads((built / "search.json").read_text(encoding="utf-8"))
     semantic = value["semantic"]
     assert value["format"] == 4 and semantic["embedder"] == "onnx"
-    assert semantic["model"] == {"path": "../../models/tiny.onnx", "sha256": sha256(model_dir / "models/tiny.onnx")}
+    assert semantic["model"] == {
+        "path": "../../models/tiny.onnx",
+        "sha256": sha256(model_dir / "models/tiny.onnx"),
+    }
     assert semantic["tokenizer"]["path"] == "../../models/tokenizer.json"
     sidecar = decode((built / SIDECAR_FILE).read_bytes())
     assert sidecar.header["count"] == len(value["documents"]) and sidecar.header["dimensions"] == 16
@@ -133,8 +145,13 @@ def test_check_compares_the_pins_not_the_vector_bytes(built: Path, model_dir: Pa
         path.write_bytes(bytes(data))
         assert check_outputs(outputs) == []
         header = decode(original).header
-        other = encode(decode(original).vectors.tolist(), model_sha256=header["model_sha256"],
-                       tokenizer_sha256=header["tokenizer_sha256"], documents="0" * 64, max_tokens=header["max_tokens"])
+        other = encode(
+            decode(original).vectors.tolist(),
+            model_sha256=header["model_sha256"],
+            tokenizer_sha256=header["tokenizer_sha256"],
+            documents="0" * 64,
+            max_tokens=header["max_tokens"],
+        )
         path.write_bytes(other)  # vectors of other documents
         assert [d.path.endswith(SIDECAR_FILE) for d in check_outputs(outputs)] == [True]
         path.write_bytes(original[:-3])  # truncated
@@ -150,40 +167,62 @@ def test_the_pin_refuses_a_changed_file(model_dir: Path, which: str) -> None:
         build_project(load_project(tmp_project(model_dir, text)))
     [d] = raised.value.diagnostics
     assert d.code == "search-dense-pin-mismatch" and d.location is not None
-    assert d.location.pointer == f"/search/{which}_sha256" and d.location.line == (10 if which == "model" else 12)
+    assert d.location.pointer == f"/search/{which}_sha256" and d.location.line == (
+        10 if which == "model" else 12
+    )
     assert HEX in d.message and "pin" in (d.hint or "")
 
 
 def test_a_missing_model_or_an_unknown_graph_is_a_located_error(model_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(DiagnosticError) as raised:
-        build_project(load_project(tmp_project(model_dir, _search(model_dir, model="models/absent.onnx",
-                                                                  model_sha=HEX))))
+        build_project(
+            load_project(
+                tmp_project(model_dir, _search(model_dir, model="models/absent.onnx", model_sha=HEX))
+            )
+        )
     [d] = raised.value.diagnostics
     assert (d.code, d.location and d.location.pointer) == ("search-dense-model", "/search/model")
-    vocab = json.loads((model_dir / "models" / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+    vocab = json.loads((model_dir / "models" / "tokenizer.json").read_text(encoding="utf-8"))["model"][
+        "vocab"
+    ]
     odd = model_dir / "models" / "odd.onnx"
     write_model(odd, vocab, input_name="words")
     with pytest.raises(DiagnosticError) as raised:
-        build_project(load_project(tmp_project(model_dir, _search(model_dir, model="models/odd.onnx",
-                                                                  model_sha=sha256(odd)))))
+        build_project(
+            load_project(
+                tmp_project(model_dir, _search(model_dir, model="models/odd.onnx", model_sha=sha256(odd)))
+            )
+        )
     [d] = raised.value.diagnostics
     assert d.code == "search-dense-model" and "expected inputs input_ids and attention_mask" in d.message
     with pytest.raises(DenseModelError, match="not an ONNX model"):
         (tmp_path / "junk.onnx").write_bytes(b"not a model")
-        OnnxEmbedder.load(tmp_path / "junk.onnx", sha256(tmp_path / "junk.onnx"),
-                          model_dir / "models" / "tokenizer.json", sha256(model_dir / "models" / "tokenizer.json"))
+        OnnxEmbedder.load(
+            tmp_path / "junk.onnx",
+            sha256(tmp_path / "junk.onnx"),
+            model_dir / "models" / "tokenizer.json",
+            sha256(model_dir / "models" / "tokenizer.json"),
+        )
 
 
-@pytest.mark.parametrize("text", [
-    "search: {semantic: onnx, model: m.onnx}\n",
-    f"search: {{semantic: lsa, model: m.onnx, model_sha256: {HEX}}}\n",
-    "search: {semantic: onnx, model: m.onnx, model_sha256: ABC, tokenizer: t.json, tokenizer_sha256: ABC}\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "search: {semantic: onnx, model: m.onnx}\n",
+        f"search: {{semantic: lsa, model: m.onnx, model_sha256: {HEX}}}\n",
+        "search: {semantic: onnx, model: m.onnx, model_sha256: ABC, tokenizer: t.json, tokenizer_sha256: ABC}\n",
+    ],
+)
 def test_a_bad_dense_option_is_a_located_error(tmp_path: Path, text: str) -> None:
     with pytest.raises(DiagnosticError) as raised:
         load_project(tmp_project(tmp_path, text))
-    assert all(d.code == "project-invalid" and d.location is not None and d.location.line == 7
-               and (d.location.pointer or "").startswith("/search") for d in raised.value.diagnostics)
+    assert all(
+        d.code == "project-invalid"
+        and d.location is not None
+        and d.location.line == 7
+        and (d.location.pointer or "").startswith("/search")
+        for d in raised.value.diagnostics
+    )
 
 
 def _lexical(built: Path) -> ToolIndex:
@@ -208,16 +247,17 @@ def _falls_back(built: Path, caplog: pytest.LogCaptureFixture) -> None:
 
 @pytest.mark.parametrize("damage", ["missing", "truncated", "magic", "dimensions", "nan", "long", "stale"])
 def test_a_missing_or_hostile_sidecar_falls_back_to_the_lexical_ranking(
-        built: Path, damage: str, caplog: pytest.LogCaptureFixture) -> None:
+    built: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
     path = built / SIDECAR_FILE
     original = path.read_bytes()
-    header_size = struct.unpack("<I", original[len(MAGIC):len(MAGIC) + 4])[0]
+    header_size = struct.unpack("<I", original[len(MAGIC) : len(MAGIC) + 4])[0]
     payload = len(MAGIC) + 4 + header_size
-    header = json.loads(original[len(MAGIC) + 4:payload])
+    header = json.loads(original[len(MAGIC) + 4 : payload])
     damaged = {
         "truncated": original[:-1],
         "magic": b"X" + original[1:],
-        "nan": original[:payload] + struct.pack("<f", float("nan")) + original[payload + 4:],
+        "nan": original[:payload] + struct.pack("<f", float("nan")) + original[payload + 4 :],
         "long": original + b"\0",
     }
     if damage == "dimensions":  # a header that says 8 dimensions over the same bytes
@@ -225,9 +265,13 @@ def test_a_missing_or_hostile_sidecar_falls_back_to_the_lexical_ranking(
         damaged[damage] = MAGIC + struct.pack("<I", len(head)) + head + original[payload:]
     if damage == "stale":  # well formed, but made from other documents
         d = decode(original)
-        damaged[damage] = encode(d.vectors.tolist(), model_sha256=header["model_sha256"],
-                                 tokenizer_sha256=header["tokenizer_sha256"], documents="1" * 64,
-                                 max_tokens=header["max_tokens"])
+        damaged[damage] = encode(
+            d.vectors.tolist(),
+            model_sha256=header["model_sha256"],
+            tokenizer_sha256=header["tokenizer_sha256"],
+            documents="1" * 64,
+            max_tokens=header["max_tokens"],
+        )
     try:
         if damage == "missing":
             path.unlink()
@@ -241,13 +285,16 @@ def test_a_missing_or_hostile_sidecar_falls_back_to_the_lexical_ranking(
         path.write_bytes(original)
 
 
-def test_a_changed_model_falls_back_and_says_so_once(built: Path, model_dir: Path,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_a_changed_model_falls_back_and_says_so_once(
+    built: Path, model_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     model = model_dir / "models" / "tiny.onnx"
     original = model.read_bytes()
     dense_index._EMBEDDERS.clear()
     try:
-        vocab = json.loads((model_dir / "models" / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+        vocab = json.loads((model_dir / "models" / "tokenizer.json").read_text(encoding="utf-8"))["model"][
+            "vocab"
+        ]
         write_model(model, vocab, seed=8)
         _falls_back(built, caplog)
         messages = [r.getMessage() for r in caplog.records if "dense ranking is off" in r.getMessage()]
@@ -257,10 +304,14 @@ def test_a_changed_model_falls_back_and_says_so_once(built: Path, model_dir: Pat
         dense_index._EMBEDDERS.clear()
 
 
-_WITHOUT_ONNXRUNTIME = "import sys\nsys.modules['onnxruntime'] = None  # `import onnxruntime` raises ImportError\n"
+_WITHOUT_ONNXRUNTIME = (
+    "import sys\nsys.modules['onnxruntime'] = None  # `import onnxruntime` raises ImportError\n"
+)
 
 
-def test_without_the_extra_a_build_names_it_and_a_runtime_ranks_lexically(built: Path, model_dir: Path) -> None:
+def test_without_the_extra_a_build_names_it_and_a_runtime_ranks_lexically(
+    built: Path, model_dir: Path
+) -> None:
     code = _WITHOUT_ONNXRUNTIME + (
         "from pathlib import Path\n"
         "from toolgen.builder.build import build_project\n"
@@ -273,10 +324,12 @@ def test_without_the_extra_a_build_names_it_and_a_runtime_ranks_lexically(built:
         "    [d] = exc.diagnostics\n"
         "    print(d.code, d.location.pointer, d.hint, sep='|')\n"
         f"index = ToolIndex.from_dir({str(built)!r})\n"
-        "print(index._dense is None, [w.code for w in index.warnings], index.search('lock the conversation')[0].tool)\n")
+        "print(index._dense is None, [w.code for w in index.warnings], index.search('lock the conversation')[0].tool)\n"
+    )
     tmp_project(model_dir, _search(model_dir))
-    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     first, second = done.stdout.strip().splitlines()
     code_, pointer, hint = first.split("|")
@@ -294,16 +347,20 @@ def test_a_default_build_and_search_import_neither_onnxruntime_nor_tokenizers(tm
         f"outputs, _ = build_project(load_project(Path({str(tmp_project(tmp_path, ''))!r})))\n"
         "assert not any('search.vectors' in o.files for o in outputs)\n"
         f"assert ToolIndex.from_dir({str(REPO / 'generated' / 'github')!r}).search('lock the conversation')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('onnxruntime', 'tokenizers', 'onnx')))\n")
-    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO,
-                          timeout=300)
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('onnxruntime', 'tokenizers', 'onnx')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
 
 @settings(max_examples=examples(100))
-@given(st.lists(st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=3), min_size=1, max_size=8),
-       st.integers(1, 48))
+@given(
+    st.lists(st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=3), min_size=1, max_size=8),
+    st.integers(1, 48),
+)
 def test_the_sidecar_round_trips_within_its_quantisation_bound(rows: list[list[float]], width: int) -> None:
     rng = np.random.default_rng(len(rows) * 100 + width)
     vectors = np.vstack([rng.standard_normal((len(rows), width)), np.zeros((1, width))])

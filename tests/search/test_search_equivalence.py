@@ -38,7 +38,9 @@ BLIND = REPO / "benchmarks" / "queries" / "blind"
 APIS = sorted(p.name for p in GENERATED.iterdir() if (p / "search.json").is_file())
 
 
-def _reference(index: ToolIndex, query: str, scopes: Iterable[str] | None = None, limit: int = 5) -> list[Hit]:
+def _reference(
+    index: ToolIndex, query: str, scopes: Iterable[str] | None = None, limit: int = 5
+) -> list[Hit]:
     """The lexical ranking scored in full: every document that matches a term gets its exact score."""
     if limit <= 0:
         return []
@@ -52,22 +54,27 @@ def _reference(index: ToolIndex, query: str, scopes: Iterable[str] | None = None
     totals: dict[int, float] = {}
     for table, (columns, table_weight) in TABLES.items():
         weights = ", ".join(str(w) for _, w in columns)
-        for rowid, raw in db.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?",
-                                     (match,)):
+        for rowid, raw in db.execute(
+            f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
+        ):
             totals[rowid] = totals.get(rowid, 0.0) - raw * table_weight
     last = [t[1:] for t in head if t.startswith("^")]
     head = [t for t in head if not t.startswith("^")]
     for words, weight in ((last, HEAD_NOUN_WEIGHT), (head, HEAD_WEIGHT)):
         if words:
-            for rowid, raw in db.execute("SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?",
-                                         (" OR ".join(dict.fromkeys(f'"{t}"' for t in words)),)):
+            for rowid, raw in db.execute(
+                "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?",
+                (" OR ".join(dict.fromkeys(f'"{t}"' for t in words)),),
+            ):
                 totals[rowid] = totals.get(rowid, 0.0) - float(raw) * weight
     distinct = list(dict.fromkeys(own))
     found: dict[int, int] = {}
     for term in distinct:
         rows: set[int] = set()
         for table in STRUCTURE:
-            rows.update(r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',)))
+            rows.update(
+                r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',))
+            )
         for rowid in rows:
             found[rowid] = found.get(rowid, 0) + 1
     coverage = {rowid: n / len(distinct) for rowid, n in found.items()}
@@ -78,8 +85,9 @@ def _reference(index: ToolIndex, query: str, scopes: Iterable[str] | None = None
         any_term = " OR ".join(dict.fromkeys(f'"{t}"' for t in content))
         for table in TABLES:
             if table != "f_verbs":
-                matched.update(r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
-                                                        (any_term,)))
+                matched.update(
+                    r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (any_term,))
+                )
     ranked: list[tuple[float, str, int]] = []
     for rowid in matched.intersection(totals):
         doc = index._docs[rowid - 1]
@@ -91,14 +99,19 @@ def _reference(index: ToolIndex, query: str, scopes: Iterable[str] | None = None
         if one and rowid in index._items:
             score *= 1 + ITEM_BOOST
         ranked.append((-round(score, 6), tool, rowid))
-    return [Hit(tool, index._docs[rowid - 1].toolset, -negative, index._docs[rowid - 1].operation)
-            for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
+    return [
+        Hit(tool, index._docs[rowid - 1].toolset, -negative, index._docs[rowid - 1].operation)
+        for negative, tool, rowid in heapq.nsmallest(limit, ranked)
+    ]
 
 
 def _blind_requests() -> list[str]:
     """Every request of the blind sets (benchmarks/queries/blind/*.yaml)."""
-    return [str(q["q"]) for path in sorted(BLIND.glob("*.yaml"))
-            for q in yaml.safe_load(path.read_text(encoding="utf-8"))["queries"]]
+    return [
+        str(q["q"])
+        for path in sorted(BLIND.glob("*.yaml"))
+        for q in yaml.safe_load(path.read_text(encoding="utf-8"))["queries"]
+    ]
 
 
 @pytest.fixture(scope="module", params=[*APIS, "replicated"])
@@ -121,10 +134,51 @@ def test_scope_filtering_ranks_as_the_full_scoring_does(index: ToolIndex) -> Non
         assert index.search(query, scopes=held, limit=5) == _reference(index, query, held, 5), query
 
 
-WORDS = ["list", "get", "delete", "create", "update", "the", "all", "repos", "repository", "issue", "issues",
-         "label", "pull", "request", "PR", "comment", "user", "org", "team", "secret", "branch", "file", "12",
-         "from", "in", "of", "show", "remove", "customer", "charge", "refund", "ticket", "cancel", "search",
-         "webhook", "key", "ch_3MmlLr", "octocat/hello-world", "which", "what", "stop", "following", "star"]
+WORDS = [
+    "list",
+    "get",
+    "delete",
+    "create",
+    "update",
+    "the",
+    "all",
+    "repos",
+    "repository",
+    "issue",
+    "issues",
+    "label",
+    "pull",
+    "request",
+    "PR",
+    "comment",
+    "user",
+    "org",
+    "team",
+    "secret",
+    "branch",
+    "file",
+    "12",
+    "from",
+    "in",
+    "of",
+    "show",
+    "remove",
+    "customer",
+    "charge",
+    "refund",
+    "ticket",
+    "cancel",
+    "search",
+    "webhook",
+    "key",
+    "ch_3MmlLr",
+    "octocat/hello-world",
+    "which",
+    "what",
+    "stop",
+    "following",
+    "star",
+]
 
 
 @settings(max_examples=150, deadline=None)
@@ -145,10 +199,14 @@ def _replicated(copies: int) -> ToolIndex:
         policy = json.loads((GENERATED / name / "policy.json").read_text(encoding="utf-8"))
         search = json.loads((GENERATED / name / "search.json").read_text(encoding="utf-8"))
         for k in range(copies):
-            rows += [{**row, "tool": f"{row['tool']}_{k}", "intent": f"{row.get('intent') or row['tool']}_{k}"}
-                     for row in policy["tools"]]
-            documents += [{**doc, "intent": f"{doc['intent']}_{k}", "tools": [[f"{t}_{k}", s] for t, s in doc["tools"]]}
-                          for doc in search["documents"]]
+            rows += [
+                {**row, "tool": f"{row['tool']}_{k}", "intent": f"{row.get('intent') or row['tool']}_{k}"}
+                for row in policy["tools"]
+            ]
+            documents += [
+                {**doc, "intent": f"{doc['intent']}_{k}", "tools": [[f"{t}_{k}", s] for t, s in doc["tools"]]}
+                for doc in search["documents"]
+            ]
     return ToolIndex({"tools": rows}, [], documents=documents)
 
 

@@ -21,7 +21,12 @@ from toolgen.search.vector_index import SEMANTIC_FORMAT, semantic_index
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
-QUERIES = ["lock the conversation", "who reviewed the pull request", "labels of an issue", "star a repository"]
+QUERIES = [
+    "lock the conversation",
+    "who reviewed the pull request",
+    "labels of an issue",
+    "star a repository",
+]
 
 
 def _project(tmp_path: Path, search: str = "", api_search: str = "") -> Path:
@@ -36,7 +41,9 @@ def _project(tmp_path: Path, search: str = "", api_search: str = "") -> Path:
         "    out: out/github\n"
         "    emit: [mcp, policy]\n"
         f"{api_search}"
-        f"{search}", encoding="utf-8")
+        f"{search}",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -78,8 +85,11 @@ def test_a_default_build_and_a_lexical_search_import_no_numpy(tmp_path: Path) ->
         f"build_project(load_project(__import__('pathlib').Path({str(project)!r})))\n"
         f"hits = ToolIndex.from_dir({str(GENERATED / 'github')!r}).search('lock the conversation')\n"
         "assert hits\n"
-        "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('numpy.')))\n")
-    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300)
+        "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('numpy.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -87,7 +97,9 @@ def test_a_default_build_and_a_lexical_search_import_no_numpy(tmp_path: Path) ->
 @pytest.mark.parametrize("where", ["project", "api"])
 def test_the_option_stores_the_vectors_and_the_runtime_ranks_with_them(tmp_path: Path, where: str) -> None:
     line = "search: {semantic: lsa}\n"
-    value = _search_json(_project(tmp_path, line) if where == "project" else _project(tmp_path, "", "    " + line))
+    value = _search_json(
+        _project(tmp_path, line) if where == "project" else _project(tmp_path, "", "    " + line)
+    )
     assert value["format"] == SEMANTIC_FORMAT
     documents = value["documents"]
     assert isinstance(documents, list)
@@ -128,11 +140,19 @@ def test_the_option_without_numpy_is_a_located_build_error(tmp_path: Path) -> No
         f"    build_project(load_project(Path({str(project)!r})))\n"
         "except DiagnosticError as exc:\n"
         "    [d] = exc.diagnostics\n"
-        "    print(d.code, d.location.line, d.location.col, d.location.pointer, d.hint, sep='|')\n")
-    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300)
+        "    print(d.code, d.location.line, d.location.col, d.location.pointer, d.hint, sep='|')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     code_, line, column, pointer, hint = done.stdout.strip().split("|")
-    assert (code_, line, column, pointer) == ("search-semantic-unavailable", "8", "7", "/apis/0/search/semantic")
+    assert (code_, line, column, pointer) == (
+        "search-semantic-unavailable",
+        "8",
+        "7",
+        "/apis/0/search/semantic",
+    )
     assert "pip install -e '.[semantic]' in a clone of toolgen" in hint
 
 
@@ -144,8 +164,11 @@ def test_a_runtime_without_numpy_ranks_a_format_3_file_lexically(tmp_path: Path)
         "from toolgen.runtime.serving.tool_index import ToolIndex\n"
         f"index = ToolIndex.from_dir({str(folder)!r})\n"
         "assert index._semantic is None\n"
-        f"print(json.dumps([[h.to_json() for h in index.search(q)] for q in {QUERIES!r}]))\n")
-    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300)
+        f"print(json.dumps([[h.to_json() for h in index.search(q)] for q in {QUERIES!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     lexical = ToolIndex.from_dir(GENERATED / "github")
     assert json.loads(done.stdout) == [[h.to_json() for h in lexical.search(q)] for q in QUERIES]

@@ -35,25 +35,38 @@ class Built:
         raise KeyError(f"no {dialect} tool {name!r}")
 
     def names(self, dialect: str = "mcp") -> list[str]:
-        return [t["function"]["name"] if dialect == "openai" else t["name"] for t in self.json(f"{dialect}.json")]
+        return [
+            t["function"]["name"] if dialect == "openai" else t["name"] for t in self.json(f"{dialect}.json")
+        ]
 
     def row(self, name: str) -> dict[str, Any]:
         return next(r for r in self.json("policy.json")["tools"] if r["tool"] == name)
 
     def rows_for(self, operation_id: str) -> list[dict[str, Any]]:
-        return [r for r in self.json("policy.json")["tools"] if (r["operation"] or {}).get("id") == operation_id]
+        return [
+            r for r in self.json("policy.json")["tools"] if (r["operation"] or {}).get("id") == operation_id
+        ]
 
 
 def run(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-def build(tmp: Path, spec: Path, body: str = 'include: [{match: "*"}]\n', *, name: str = "api",
-          emit: str = "openai,anthropic,mcp,policy,report", expect: int = 0) -> Built:
+def build(
+    tmp: Path,
+    spec: Path,
+    body: str = 'include: [{match: "*"}]\n',
+    *,
+    name: str = "api",
+    emit: str = "openai,anthropic,mcp,policy,report",
+    expect: int = 0,
+) -> Built:
     """Write an intent map for `spec` (body = YAML after the header) and build it into tmp/out."""
     intent = tmp / f"{name}.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: {name}}}\n{body}",
-                      encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: {name}}}\n{body}",
+        encoding="utf-8",
+    )
     out = tmp / "out"
     result = run("build", str(intent), "--out", str(out), "-q", "--emit", emit)
     assert result.exit_code == expect, result.output
@@ -69,7 +82,8 @@ def spec_with_body_ref(folder: Path, ref: str, name: str = "openapi.yaml") -> Pa
     `ref` (on line 10), for the tests of external references and their bundling."""
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / name
-    spec.write_text(f"""openapi: 3.0.3
+    spec.write_text(
+        f"""openapi: 3.0.3
 info: {{title: t, version: '1'}}
 paths:
   /a:
@@ -80,5 +94,7 @@ paths:
           application/json:
             schema: {{$ref: '{ref}'}}
       responses: {{'200': {{description: ok}}}}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return spec

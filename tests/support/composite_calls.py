@@ -23,12 +23,18 @@ def step_key_of(key: str, step: str, tool: str = "record_ticket_notes") -> str:
     return step_key(tool, key, step)
 
 
-def composite_registry(policy: dict[str, Any], catalog: list[Mapping[str, Any]], base_url: str,
-                       token: str = "fault-api-token-91c2", **options: Any) -> Registry:
+def composite_registry(
+    policy: dict[str, Any],
+    catalog: list[Mapping[str, Any]],
+    base_url: str,
+    token: str = "fault-api-token-91c2",
+    **options: Any,
+) -> Registry:
     """A registry over the package (`policy`, `catalog`) at `base_url`, with `token` as its one
     secret (``TICKETS_TOKEN``); `options` are `Registry`'s own."""
-    return Registry(policy, catalog, base_url=base_url, credentials=StaticCredentials({"TICKETS_TOKEN": token}),
-                    **options)
+    return Registry(
+        policy, catalog, base_url=base_url, credentials=StaticCredentials({"TICKETS_TOKEN": token}), **options
+    )
 
 
 def preview_notes(registry: Registry, args: dict[str, Any] = NOTES, actor: Actor = WRITER) -> str:

@@ -30,8 +30,15 @@ def write_tokenizer(path: Path, words: Sequence[str]) -> dict[str, int]:
     return vocab
 
 
-def write_model(path: Path, vocab: Mapping[str, int], *, same: Mapping[str, str] | None = None, seed: int = 7,
-                input_name: str = "input_ids", output_name: str = "last_hidden_state") -> None:
+def write_model(
+    path: Path,
+    vocab: Mapping[str, int],
+    *,
+    same: Mapping[str, str] | None = None,
+    seed: int = 7,
+    input_name: str = "input_ids",
+    output_name: str = "last_hidden_state",
+) -> None:
     """An ONNX embedding-lookup model for `vocab`: a seeded random vector per token (``[PAD]`` and
     ``[UNK]`` zero), a word of `same` sharing the vector of the word it maps to."""
     import onnx
@@ -48,11 +55,18 @@ def write_model(path: Path, vocab: Mapping[str, int], *, same: Mapping[str, str]
         helper.make_node("Mul", ["tokens", "mask3"], [output_name]),
     ]
     graph = helper.make_graph(
-        nodes, "tiny-embedder",
-        [helper.make_tensor_value_info(input_name, TensorProto.INT64, ["batch", "sequence"]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"])],
+        nodes,
+        "tiny-embedder",
+        [
+            helper.make_tensor_value_info(input_name, TensorProto.INT64, ["batch", "sequence"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"]),
+        ],
         [helper.make_tensor_value_info(output_name, TensorProto.FLOAT, ["batch", "sequence", DIMENSIONS])],
-        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(np.array([2], dtype=np.int64), "axis")])
+        [
+            numpy_helper.from_array(table, "table"),
+            numpy_helper.from_array(np.array([2], dtype=np.int64), "axis"),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.checker.check_model(model)

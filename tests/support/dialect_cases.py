@@ -18,7 +18,9 @@ from toolgen.dialects.openai import check_openai_catalog, openai_tool
 
 # --- canonical inputs ------------------------------------------------------------------------------
 
-CASE15: dict[str, Any] = {  # optional fields under strict mode (query `depth` flattened next to the body members)
+CASE15: dict[
+    str, Any
+] = {  # optional fields under strict mode (query `depth` flattened next to the body members)
     "type": "object",
     "properties": {
         "depth": {"type": "string", "enum": ["basic", "advanced"], "description": "Query: extraction depth"},
@@ -150,14 +152,20 @@ CASE21_OUTPUT = {
         "NumericMetric": {
             "type": "object",
             "required": ["type", "minVal", "maxVal"],
-            "properties": {"type": {"const": "numeric"}, "minVal": {"type": "number"},
-                           "maxVal": {"type": "number"}},
+            "properties": {
+                "type": {"const": "numeric"},
+                "minVal": {"type": "number"},
+                "maxVal": {"type": "number"},
+            },
         },
         "StringMetric": {
             "type": "object",
             "required": ["type", "minLength", "maxLength"],
-            "properties": {"type": {"const": "string"}, "minLength": {"type": "integer"},
-                           "maxLength": {"type": "integer"}},
+            "properties": {
+                "type": {"const": "string"},
+                "minLength": {"type": "integer"},
+                "maxLength": {"type": "integer"},
+            },
         },
     },
 }
@@ -199,8 +207,13 @@ CONSTRAINTS = {
     "properties": {
         "title": {"type": "string", "description": "Subject line.", "maxLength": 200, "pattern": r"^T-\d+$"},
         "count": {"type": "integer", "minimum": 1, "maximum": 50, "default": 20, "format": "int32"},
-        "tags": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 5,
-                 "uniqueItems": True, "examples": [["a"]]},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "maxItems": 5,
+            "uniqueItems": True,
+            "examples": [["a"]],
+        },
         "role": {"type": "string", "enum": ["viewer", "admin"], "default": "viewer", "deprecated": True},
         "id": {"type": "string", "readOnly": True, "x-internal": "yes", "$comment": "ignored"},
     },
@@ -209,9 +222,17 @@ CONSTRAINTS = {
 }
 
 ALL_INPUTS: dict[str, dict[str, Any]] = {
-    "case15": CASE15, "case13": CASE13, "case13_recursive": CASE13_RECURSIVE, "case14": CASE14,
-    "case05_folder": CASE05_FOLDER, "case05_search": CASE05_SEARCH, "case24_bare": CASE24_BARE,
-    "case24_closed": CASE24_CLOSED, "case08": CASE08, "free_form": FREE_FORM, "constraints": CONSTRAINTS,
+    "case15": CASE15,
+    "case13": CASE13,
+    "case13_recursive": CASE13_RECURSIVE,
+    "case14": CASE14,
+    "case05_folder": CASE05_FOLDER,
+    "case05_search": CASE05_SEARCH,
+    "case24_bare": CASE24_BARE,
+    "case24_closed": CASE24_CLOSED,
+    "case08": CASE08,
+    "free_form": FREE_FORM,
+    "constraints": CONSTRAINTS,
 }
 
 
@@ -251,7 +272,9 @@ def with_nulls(canonical: dict[str, Any], instance: Any, root: dict[str, Any] | 
     if isinstance(schema, dict):
         for key in ("anyOf", "oneOf"):
             for branch in schema.get(key, []):
-                if Draft202012Validator({**root, **branch} if "$ref" in branch else branch).is_valid(instance):
+                if Draft202012Validator({**root, **branch} if "$ref" in branch else branch).is_valid(
+                    instance
+                ):
                     return with_nulls(branch, instance, root)
     return instance
 
@@ -259,8 +282,10 @@ def with_nulls(canonical: dict[str, Any], instance: Any, root: dict[str, Any] | 
 def all_catalogs_conform(canonicals: dict[str, dict[str, Any]]) -> None:
     openai = [openai_tool(n, "d", c) for n, c in canonicals.items()]
     anthropic = [anthropic_tool(n, "d", c) for n, c in canonicals.items()]
-    mcp = [mcp_tool(n, "d", c, None, title=None, read_only=False, destructive=False, idempotent=False)
-           for n, c in canonicals.items()]
+    mcp = [
+        mcp_tool(n, "d", c, None, title=None, read_only=False, destructive=False, idempotent=False)
+        for n, c in canonicals.items()
+    ]
     assert check_openai_catalog(openai) == []
     assert check_anthropic_catalog(anthropic) == []
     assert check_mcp_catalog(mcp) == []

@@ -32,8 +32,10 @@ class _Encoder:
             if step.startswith("|"):
                 value = self.encode(value, child, item)
         if isinstance(value, dict):
-            value = {k: (self.encode(v, node.children[_step(k)]) if _step(k) in node.children else v)
-                     for k, v in value.items()}
+            value = {
+                k: (self.encode(v, node.children[_step(k)]) if _step(k) in node.children else v)
+                for k, v in value.items()
+            }
         elif isinstance(value, list) and ITEMS_STEP in node.children:
             value = [self.encode(v, node.children[ITEMS_STEP], True) for v in value]
         for record in reversed(node.records):
@@ -51,13 +53,16 @@ class _Encoder:
                 if record.get("keep_strings") and not isinstance(value, (dict, list)):
                     continue
                 if (expect == "object" and not isinstance(value, dict)) or (
-                        expect == "array" and not isinstance(value, list)):
+                    expect == "array" and not isinstance(value, list)
+                ):
                     continue
                 value = json.dumps(value)
             elif kind == "map_entries" and isinstance(value, dict):
                 values_node = node.children.get(MAP_VALUES_STEP)
-                value = [{"key": k, "value": self.encode(v, values_node) if values_node else v}
-                         for k, v in value.items()]
+                value = [
+                    {"key": k, "value": self.encode(v, values_node) if values_node else v}
+                    for k, v in value.items()
+                ]
             elif kind == "enum_strings":
                 names = [k for k, v in record["values"].items() if v == value and type(v) is type(value)]
                 if names:
@@ -69,9 +74,14 @@ def _step(name: str) -> str:
     return "~" + name if name[:1] in ("[", "{", "|", "~") else name
 
 
-_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8))
-_ANY = st.recursive(_SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=8)
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.text(max_size=8))
+_ANY = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def values(schema: Any, root: Any | None = None, depth: int = 0) -> st.SearchStrategy[Any]:  # noqa: PLR0911
@@ -118,7 +128,8 @@ def values(schema: Any, root: Any | None = None, depth: int = 0) -> st.SearchStr
         extra = schema.get("additionalProperties", not props)
         if extra is False or depth > 6:
             return base
-        extras = st.dictionaries(st.text(max_size=6).filter(lambda k: k not in props),
-                                 values(extra, root, depth + 1), max_size=3)
+        extras = st.dictionaries(
+            st.text(max_size=6).filter(lambda k: k not in props), values(extra, root, depth + 1), max_size=3
+        )
         return st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]})
     return _ANY

@@ -56,7 +56,7 @@ KEY_IN_USE_BODY: dict[str, Any] = {
         "type": "idempotency_error",
         "code": "idempotency_key_in_use",
         "message": "There is currently another in-progress request using this Idempotency-Key; "
-                   "try again later.",
+        "try again later.",
     }
 }
 
@@ -152,16 +152,27 @@ class Fault:
     @classmethod
     def rate_limited(cls, retry_after: str = "0") -> Fault:
         body = {"error": {"type": "rate_limit_error", "message": "Too many requests"}}
-        return cls("reply", status=429, body=json.dumps(body).encode(),
-                   headers=(("Retry-After", retry_after),), write=False)
+        return cls(
+            "reply",
+            status=429,
+            body=json.dumps(body).encode(),
+            headers=(("Retry-After", retry_after),),
+            write=False,
+        )
 
     @classmethod
-    def answer(cls, status: int, body: Any = None, *, write: bool = False,
-               headers: dict[str, str] | None = None) -> Fault:
+    def answer(
+        cls, status: int, body: Any = None, *, write: bool = False, headers: dict[str, str] | None = None
+    ) -> Fault:
         """Any status with a JSON body (default ``{"error": {"message": ...}}``)."""
         payload = body if body is not None else {"error": {"type": "api_error", "message": f"HTTP {status}"}}
-        return cls("reply", status=status, body=json.dumps(payload).encode(), write=write,
-                   headers=tuple((headers or {}).items()))
+        return cls(
+            "reply",
+            status=status,
+            body=json.dumps(payload).encode(),
+            write=write,
+            headers=tuple((headers or {}).items()),
+        )
 
     @classmethod
     def html(cls, status: int = 200) -> Fault:
@@ -279,8 +290,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def _answer(self, status: int, body: bytes, headers: list[tuple[str, str]],
-                content_type: str | None) -> None:
+    def _answer(
+        self, status: int, body: bytes, headers: list[tuple[str, str]], content_type: str | None
+    ) -> None:
         current = getattr(self, "current", None)
         if current is not None:
             with self.server.owner.state.lock:
@@ -296,7 +308,7 @@ class _Handler(BaseHTTPRequestHandler):
             if body:
                 view = memoryview(body)
                 for start in range(0, len(body), 256 * 1024):
-                    self.wfile.write(view[start:start + 256 * 1024])
+                    self.wfile.write(view[start : start + 256 * 1024])
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
@@ -338,8 +350,16 @@ class _Handler(BaseHTTPRequestHandler):
         target = parts[1] if len(parts) >= 3 else self.path  # the raw request target, untouched
         path, _, raw_query = target.partition("?")
         with state.lock:
-            rec = Received(len(state.requests), self.command, target, path, raw_query,
-                           list(self.headers.items()), body, time.time())
+            rec = Received(
+                len(state.requests),
+                self.command,
+                target,
+                path,
+                raw_query,
+                list(self.headers.items()),
+                body,
+                time.time(),
+            )
             state.requests.append(rec)
             state.active += 1
             route = next((r for r in reversed(state.routes) if r.matches(self.command, path)), None)
@@ -392,8 +412,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._answer(status, data, headers, ctype)
 
-    def _response_for(self, srv: FaultServer, rec: Received, route: _Route | None,
-                      fault: Fault) -> tuple[int, bytes, list[tuple[str, str]], str]:
+    def _response_for(
+        self, srv: FaultServer, rec: Received, route: _Route | None, fault: Fault
+    ) -> tuple[int, bytes, list[tuple[str, str]], str]:
         """(status, body bytes, extra headers, content type) of the answer `fault` gives."""
         if fault.kind == "reply":
             return fault.status, fault.body or b"", list(fault.headers), fault.content_type
@@ -461,8 +482,14 @@ class FaultServer(LoopbackServer):
         self.state.routes.append(r)
         return r
 
-    def route(self, method: str, path_regex: str, status: int = 200, body: Body = None,
-              headers: dict[str, str] | None = None) -> None:
+    def route(
+        self,
+        method: str,
+        path_regex: str,
+        status: int = 200,
+        body: Body = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         """The normal answer for (method or ``*``, path regex); the latest matching route wins.
         `body` may be a callable ``(request, side_effect_number) -> JSON value``."""
         with self.state.lock:
@@ -485,14 +512,28 @@ class FaultServer(LoopbackServer):
         with self.state.lock:
             return sum(len(r.faults) for r in self.state.routes)
 
-    def pages(self, path_regex: str, items: list[dict[str, Any]], *, items_key: str = "data",
-              id_field: str = "id", cursor_param: str = "starting_after", limit_param: str = "limit",
-              has_more_field: str = "has_more") -> None:
+    def pages(
+        self,
+        path_regex: str,
+        items: list[dict[str, Any]],
+        *,
+        items_key: str = "data",
+        id_field: str = "id",
+        cursor_param: str = "starting_after",
+        limit_param: str = "limit",
+        has_more_field: str = "has_more",
+    ) -> None:
         """Serve ``GET path`` as a cursor-paginated list of `items` (in this order)."""
         with self.state.lock:
             r = self._route("GET", path_regex)
-            r.pager = {"items": copy.deepcopy(items), "items_key": items_key, "id_field": id_field,
-                       "cursor_param": cursor_param, "limit_param": limit_param, "has_more": has_more_field}
+            r.pager = {
+                "items": copy.deepcopy(items),
+                "items_key": items_key,
+                "id_field": id_field,
+                "cursor_param": cursor_param,
+                "limit_param": limit_param,
+                "has_more": has_more_field,
+            }
             self.state.routes.remove(r)
             self.state.routes.append(r)
 
@@ -503,8 +544,9 @@ class FaultServer(LoopbackServer):
         with self.state.lock:
             return list(self.state.requests)
 
-    def requests_for(self, *, key: str | None = None, method: str | None = None,
-                     path_regex: str | None = None) -> list[Received]:
+    def requests_for(
+        self, *, key: str | None = None, method: str | None = None, path_regex: str | None = None
+    ) -> list[Received]:
         out = []
         for r in self.requests:
             if key is not None and r.key != key:
@@ -603,7 +645,7 @@ class FaultServer(LoopbackServer):
                 problem = {"error": {"type": "invalid_request_error", "message": f"unknown cursor {after!r}"}}
                 return 400, json.dumps(problem).encode(), [], "application/json"
             start = ids.index(after) + 1
-        page = items[start:start + limit]
+        page = items[start : start + limit]
         body: dict[str, Any] = {pager["items_key"]: page, pager["has_more"]: start + limit < len(items)}
         return 200, json.dumps(body).encode(), [], "application/json"
 
@@ -618,8 +660,9 @@ class FaultServer(LoopbackServer):
 # comparing a received request with the request a preview showed
 
 #: Headers the HTTP client adds for the connection itself; they are not part of what is approved.
-TRANSPORT_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "user-agent",
-                               "transfer-encoding"})
+TRANSPORT_HEADERS = frozenset(
+    {"host", "content-length", "connection", "accept-encoding", "user-agent", "transfer-encoding"}
+)
 
 
 def _ordered(value: Any) -> Any:
@@ -641,11 +684,20 @@ def _strip_key_pairs(value: Any, names: set[str]) -> Any:
     return value
 
 
-def preview_mismatches(preview: dict[str, Any], *, method: str, path: str, raw_query: str,  # noqa: PLR0913
-                       headers: list[tuple[str, str]], body: bytes,
-                       secret_headers: AbstractSet[str] = frozenset(),
-                       secret_query: AbstractSet[str] = frozenset(), key_header: str | None = None,
-                       key_query: str | None = None, key_body_field: str | None = None) -> list[str]:
+def preview_mismatches(  # noqa: PLR0913
+    preview: dict[str, Any],
+    *,
+    method: str,
+    path: str,
+    raw_query: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    secret_headers: AbstractSet[str] = frozenset(),
+    secret_query: AbstractSet[str] = frozenset(),
+    key_header: str | None = None,
+    key_query: str | None = None,
+    key_body_field: str | None = None,
+) -> list[str]:
     """How a request as received differs from a preview's ``request`` (``{"method", "url",
     "headers", "body"}``), ignoring the credentials (`secret_*`, lower-case names), the idempotency
     key (`key_*`) and transport headers. Empty when they are the same request; JSON and form bodies
@@ -662,8 +714,9 @@ def preview_mismatches(preview: dict[str, Any], *, method: str, path: str, raw_q
     drop_query = {n.lower() for n in secret_query} | ({key_query.lower()} if key_query else set())
 
     def query_pairs(raw: str) -> list[str]:
-        return [piece for piece in raw.split("&")
-                if piece and piece.split("=", 1)[0].lower() not in drop_query]
+        return [
+            piece for piece in raw.split("&") if piece and piece.split("=", 1)[0].lower() not in drop_query
+        ]
 
     if query_pairs(raw_query) != query_pairs(p_query):
         problems.append(f"query {raw_query!r} != previewed {p_query!r}")
@@ -674,8 +727,11 @@ def preview_mismatches(preview: dict[str, Any], *, method: str, path: str, raw_q
     for k, v in headers:
         if k.lower() not in drop_headers:
             wire_h[k.lower()] = v if k.lower() not in wire_h else wire_h[k.lower()] + ", " + v
-    prev_h = {str(k).lower(): str(v) for k, v in (preview.get("headers") or {}).items()
-              if str(k).lower() not in drop_headers}
+    prev_h = {
+        str(k).lower(): str(v)
+        for k, v in (preview.get("headers") or {}).items()
+        if str(k).lower() not in drop_headers
+    }
     if "accept" not in prev_h and wire_h.get("accept") == "*/*":
         wire_h.pop("accept")  # the HTTP client's default, added when the request sets none
     if wire_h != prev_h:
@@ -688,8 +744,11 @@ def preview_mismatches(preview: dict[str, Any], *, method: str, path: str, raw_q
     elif "x-www-form-urlencoded" in ctype:
         pairs = shown if isinstance(shown, list) else list(shown.items())
         expected = [(str(k), str(v)) for k, v in pairs]
-        got = [(k, v) for k, v in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-               if k != key_body_field]
+        got = [
+            (k, v)
+            for k, v in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+            if k != key_body_field
+        ]
         if got != expected:
             problems.append(f"form body {got!r} != previewed {expected!r}")
     elif "json" in ctype:
@@ -706,4 +765,3 @@ def preview_mismatches(preview: dict[str, Any], *, method: str, path: str, raw_q
 
 
 __all__ = ["Fault", "FaultServer", "Received", "nested_array_json", "nested_json", "preview_mismatches"]
-

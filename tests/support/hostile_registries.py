@@ -39,13 +39,23 @@ def row_of(policy: dict[str, Any], tool: str) -> dict[str, Any]:
     return row
 
 
-def tickets_registry(server_base: str, *, tweak: Callable[[dict[str, Any]], None] | None = None,
-                     audit: MemoryAuditSink | None = None) -> Registry:
+def tickets_registry(
+    server_base: str,
+    *,
+    tweak: Callable[[dict[str, Any]], None] | None = None,
+    audit: MemoryAuditSink | None = None,
+) -> Registry:
     """The tickets package against `server_base` (its ``/v1`` prefix added)."""
     policy, catalog = load_package("tickets")
     if tweak is not None:
         for row in policy["tools"]:
             tweak(row)
-    return Registry(policy, catalog, base_url=server_base + "/v1", credentials=StaticCredentials(SECRETS),
-                    receipts=MemoryReceiptStore(), audit=audit if audit is not None else MemoryAuditSink(),
-                    cursor_key=CURSOR_KEY)
+    return Registry(
+        policy,
+        catalog,
+        base_url=server_base + "/v1",
+        credentials=StaticCredentials(SECRETS),
+        receipts=MemoryReceiptStore(),
+        audit=audit if audit is not None else MemoryAuditSink(),
+        cursor_key=CURSOR_KEY,
+    )

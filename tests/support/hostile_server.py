@@ -82,9 +82,13 @@ class RawRequest:
 Handler = Callable[[RawRequest], Reply]
 
 
-def response(status: int, body: bytes | str = b"",
-             headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
-             *, reason: str = "Whatever") -> bytes:
+def response(
+    status: int,
+    body: bytes | str = b"",
+    headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+    *,
+    reason: str = "Whatever",
+) -> bytes:
     """A raw HTTP/1.1 response: status line, `headers` (a ``Content-Length`` for `body` unless one,
     or ``Transfer-Encoding``, is given), ``Connection: close``, then `body`."""
     data = body.encode("utf-8") if isinstance(body, str) else body
@@ -97,15 +101,16 @@ def response(status: int, body: bytes | str = b"",
     return head.encode("latin-1") + data
 
 
-def trickle(status: int, body: bytes, delay: float,
-            headers: Mapping[str, str] | None = None) -> Iterator[Chunk]:
+def trickle(
+    status: int, body: bytes, delay: float, headers: Mapping[str, str] | None = None
+) -> Iterator[Chunk]:
     """A response whose head arrives at once and whose `body` then arrives one byte every `delay`
     seconds (the head announces the full ``Content-Length``)."""
     head_headers = dict(headers or {})
     head_headers["Content-Length"] = str(len(body))
     yield response(status, b"", head_headers), 0.0
     for i in range(len(body)):
-        yield body[i:i + 1], delay
+        yield body[i : i + 1], delay
 
 
 class HostileServer:
@@ -231,8 +236,9 @@ class HostileServer:
             conn.close()
 
 
-def prefix_port_pair(first: Handler | None = None, second: Handler | None = None,
-                     *, attempts: int = 50) -> tuple[HostileServer, HostileServer]:
+def prefix_port_pair(
+    first: Handler | None = None, second: Handler | None = None, *, attempts: int = 50
+) -> tuple[HostileServer, HostileServer]:
     """Two started servers whose ports read as a text prefix of one another: ``str(b.port)`` is
     ``str(a.port)`` plus one digit (``http://127.0.0.1:4711`` and ``http://127.0.0.1:47113``), so a
     URL of `b` starts with the origin text of `a`. Raises `RuntimeError` when no such pair could be

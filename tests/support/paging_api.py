@@ -37,8 +37,24 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from toolgen.testing.loopback import LoopbackServer
 
 DEFAULT_SIZE = 4
-STYLES = ("square", "slack", "google", "stripe", "drf", "hal", "github", "offset", "page", "vercel", "odata",
-          "azure", "pageno", "visma", "clever", "text")
+STYLES = (
+    "square",
+    "slack",
+    "google",
+    "stripe",
+    "drf",
+    "hal",
+    "github",
+    "offset",
+    "page",
+    "vercel",
+    "odata",
+    "azure",
+    "pageno",
+    "visma",
+    "clever",
+    "text",
+)
 
 
 def _q(name: str, kind: str = "string", **more: Any) -> dict[str, Any]:
@@ -49,13 +65,23 @@ _ITEM = {"type": "object", "properties": {"id": {"type": "string"}, "created": {
 _ITEMS = {"type": "array", "items": _ITEM}
 
 
-def _op(op_id: str, params: list[dict[str, Any]], answer: dict[str, Any],
-        headers: dict[str, Any] | None = None) -> dict[str, Any]:
-    response: dict[str, Any] = {"description": "one page", "content": {"application/json": {"schema": answer}}}
+def _op(
+    op_id: str, params: list[dict[str, Any]], answer: dict[str, Any], headers: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": "one page",
+        "content": {"application/json": {"schema": answer}},
+    }
     if headers:
         response["headers"] = headers
-    return {"get": {"operationId": op_id, "summary": f"List {op_id.removeprefix('list_')} one page at a time",
-                    "parameters": params, "responses": {"200": response}}}
+    return {
+        "get": {
+            "operationId": op_id,
+            "summary": f"List {op_id.removeprefix('list_')} one page at a time",
+            "parameters": params,
+            "responses": {"200": response},
+        }
+    }
 
 
 def _obj(**props: Any) -> dict[str, Any]:
@@ -66,55 +92,130 @@ def spec() -> dict[str, Any]:
     """The OpenAPI 3.0 document of the paging API (no security, one server)."""
     nullable_num = {"type": "number", "nullable": True}
     return {
-        "openapi": "3.0.3", "info": {"title": "Paging styles", "version": "1"},
+        "openapi": "3.0.3",
+        "info": {"title": "Paging styles", "version": "1"},
         "servers": [{"url": "http://127.0.0.1"}],
         "paths": {
-            "/square/payments": _op("list_payments", [_q("cursor"), _q("limit", "integer", maximum=100)], _obj(
-                errors={"type": "array", "items": _obj(code={"type": "string"})}, payments=_ITEMS,
-                cursor={"type": "string"})),
-            "/slack/channels": _op("list_channels", [_q("cursor"), _q("limit", "integer")], _obj(
-                ok={"type": "boolean"}, channels=_ITEMS,
-                response_metadata=_obj(next_cursor={"type": "string"}))),
-            "/google/files": _op("list_files", [_q("pageToken"), _q("pageSize", "integer")], _obj(
-                files=_ITEMS, nextPageToken={"type": "string"})),
-            "/stripe/charges": _op("list_charges", [_q("starting_after"), _q("limit", "integer")], _obj(
-                object={"type": "string"}, data=_ITEMS, has_more={"type": "boolean"})),
-            "/drf/things": _op("list_things", [_q("limit", "integer"), _q("offset", "integer")], _obj(
-                count={"type": "integer"}, next={"type": "string", "format": "uri", "nullable": True},
-                previous={"type": "string", "format": "uri", "nullable": True}, results=_ITEMS)),
-            "/hal/orders": _op("list_orders", [_q("page", "integer"), _q("size", "integer")], _obj(
-                _embedded=_obj(orders=_ITEMS), _links=_obj(self=_obj(href={"type": "string"}),
-                                                           next=_obj(href={"type": "string"})))),
-            "/github/issues": _op("list_issues", [_q("per_page", "integer"), _q("page", "integer")], _ITEMS,
-                                  headers={"Link": {"schema": {"type": "string"}}}),
-            "/offset/rows": _op("list_rows", [_q("offset", "integer"), _q("limit", "integer")], _obj(
-                data=_ITEMS, total={"type": "integer"})),
-            "/page/users": _op("list_users", [_q("page", "integer"), _q("per_page", "integer")], _obj(
-                items=_ITEMS, total_pages={"type": "integer"})),
-            "/pageno/entries": _op("list_entries", [_q("pageno", "number"), _q("pagesize", "integer")], _obj(
-                Entities=_ITEMS, Metadata=_obj(total={"type": "integer"}))),
-            "/vercel/deployments": _op("list_deployments", [_q("limit", "number"), _q("since", "number"),
-                                                            _q("until", "number")], _obj(
-                deployments=_ITEMS, pagination=_obj(count={"type": "number"}, next=nullable_num, prev=nullable_num))),
-            "/odata/people": _op("list_people", [_q("$top", "integer"), _q("$skip", "integer")], _obj(
-                value=_ITEMS, **{"@odata.nextLink": {"type": "string"}})),
-            "/azure/vaults": _op("list_vaults", [{**_q("api-version"), "required": True}], _obj(
-                value=_ITEMS, nextLink={"type": "string", "readOnly": True})),
-            "/visma/customers": _op("list_customers", [_q("pageToken"), _q("rowCount", "integer")], _ITEMS,
-                                    headers={"NextPageToken": {"schema": {"type": "string"}}}),
-            "/clever/students": _op("list_students", [_q("starting_after"), _q("limit", "integer")],
-                                    _obj(data=_ITEMS)),
-            "/text/rows": _op("list_text_rows", [_q("offset"), _q("limit")], _obj(
-                result=_ITEMS, count={"type": "number"})),
+            "/square/payments": _op(
+                "list_payments",
+                [_q("cursor"), _q("limit", "integer", maximum=100)],
+                _obj(
+                    errors={"type": "array", "items": _obj(code={"type": "string"})},
+                    payments=_ITEMS,
+                    cursor={"type": "string"},
+                ),
+            ),
+            "/slack/channels": _op(
+                "list_channels",
+                [_q("cursor"), _q("limit", "integer")],
+                _obj(
+                    ok={"type": "boolean"},
+                    channels=_ITEMS,
+                    response_metadata=_obj(next_cursor={"type": "string"}),
+                ),
+            ),
+            "/google/files": _op(
+                "list_files",
+                [_q("pageToken"), _q("pageSize", "integer")],
+                _obj(files=_ITEMS, nextPageToken={"type": "string"}),
+            ),
+            "/stripe/charges": _op(
+                "list_charges",
+                [_q("starting_after"), _q("limit", "integer")],
+                _obj(object={"type": "string"}, data=_ITEMS, has_more={"type": "boolean"}),
+            ),
+            "/drf/things": _op(
+                "list_things",
+                [_q("limit", "integer"), _q("offset", "integer")],
+                _obj(
+                    count={"type": "integer"},
+                    next={"type": "string", "format": "uri", "nullable": True},
+                    previous={"type": "string", "format": "uri", "nullable": True},
+                    results=_ITEMS,
+                ),
+            ),
+            "/hal/orders": _op(
+                "list_orders",
+                [_q("page", "integer"), _q("size", "integer")],
+                _obj(
+                    _embedded=_obj(orders=_ITEMS),
+                    _links=_obj(self=_obj(href={"type": "string"}), next=_obj(href={"type": "string"})),
+                ),
+            ),
+            "/github/issues": _op(
+                "list_issues",
+                [_q("per_page", "integer"), _q("page", "integer")],
+                _ITEMS,
+                headers={"Link": {"schema": {"type": "string"}}},
+            ),
+            "/offset/rows": _op(
+                "list_rows",
+                [_q("offset", "integer"), _q("limit", "integer")],
+                _obj(data=_ITEMS, total={"type": "integer"}),
+            ),
+            "/page/users": _op(
+                "list_users",
+                [_q("page", "integer"), _q("per_page", "integer")],
+                _obj(items=_ITEMS, total_pages={"type": "integer"}),
+            ),
+            "/pageno/entries": _op(
+                "list_entries",
+                [_q("pageno", "number"), _q("pagesize", "integer")],
+                _obj(Entities=_ITEMS, Metadata=_obj(total={"type": "integer"})),
+            ),
+            "/vercel/deployments": _op(
+                "list_deployments",
+                [_q("limit", "number"), _q("since", "number"), _q("until", "number")],
+                _obj(
+                    deployments=_ITEMS,
+                    pagination=_obj(count={"type": "number"}, next=nullable_num, prev=nullable_num),
+                ),
+            ),
+            "/odata/people": _op(
+                "list_people",
+                [_q("$top", "integer"), _q("$skip", "integer")],
+                _obj(value=_ITEMS, **{"@odata.nextLink": {"type": "string"}}),
+            ),
+            "/azure/vaults": _op(
+                "list_vaults",
+                [{**_q("api-version"), "required": True}],
+                _obj(value=_ITEMS, nextLink={"type": "string", "readOnly": True}),
+            ),
+            "/visma/customers": _op(
+                "list_customers",
+                [_q("pageToken"), _q("rowCount", "integer")],
+                _ITEMS,
+                headers={"NextPageToken": {"schema": {"type": "string"}}},
+            ),
+            "/clever/students": _op(
+                "list_students", [_q("starting_after"), _q("limit", "integer")], _obj(data=_ITEMS)
+            ),
+            "/text/rows": _op(
+                "list_text_rows", [_q("offset"), _q("limit")], _obj(result=_ITEMS, count={"type": "number"})
+            ),
         },
     }
 
 
 #: the tool `toolgen init` drafts for each style's operation
-TOOLS = {"square": "list_payments", "slack": "list_channels", "google": "list_files", "stripe": "list_charges",
-         "drf": "list_things", "hal": "list_orders", "github": "list_issues", "offset": "list_rows",
-         "page": "list_users", "vercel": "list_deployments", "odata": "list_people", "azure": "list_vaults",
-         "pageno": "list_entries", "visma": "list_customers", "clever": "list_students", "text": "list_text_rows"}
+TOOLS = {
+    "square": "list_payments",
+    "slack": "list_channels",
+    "google": "list_files",
+    "stripe": "list_charges",
+    "drf": "list_things",
+    "hal": "list_orders",
+    "github": "list_issues",
+    "offset": "list_rows",
+    "page": "list_users",
+    "vercel": "list_deployments",
+    "odata": "list_people",
+    "azure": "list_vaults",
+    "pageno": "list_entries",
+    "visma": "list_customers",
+    "clever": "list_students",
+    "text": "list_text_rows",
+}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -171,19 +272,27 @@ class PagingServer(LoopbackServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    def answer(self, style: str, path: str, q: dict[str, str],  # noqa: PLR0911
-               items: list[dict[str, Any]]) -> tuple[Any, dict[str, str]]:
+    def answer(  # noqa: PLR0911
+        self,
+        style: str,
+        path: str,
+        q: dict[str, str],
+        items: list[dict[str, Any]],
+    ) -> tuple[Any, dict[str, str]]:
         """(body, headers) of one page. Raises KeyError or ValueError on a paging parameter the
         style does not understand (the handler answers 400)."""
+
         def size(name: str) -> int:
             return int(q.get(name, DEFAULT_SIZE))
 
         def after(start: int, n: int) -> tuple[list[dict[str, Any]], int | None]:
-            page = items[start:start + n]
+            page = items[start : start + n]
             return page, (start + n if start + n < len(items) else None)
 
         if style in ("square", "slack", "google", "visma"):
-            token = q.get({"square": "cursor", "slack": "cursor", "google": "pageToken", "visma": "pageToken"}[style])
+            token = q.get(
+                {"square": "cursor", "slack": "cursor", "google": "pageToken", "visma": "pageToken"}[style]
+            )
             start = int(token.removeprefix("tok-")) if token else 0
             if token and not token.startswith("tok-"):
                 raise ValueError(token)
@@ -210,7 +319,11 @@ class PagingServer(LoopbackServer):
                 return {"data": page, "total": len(items)}, {}
             if style == "text":
                 return {"result": page, "count": len(items)}, {}
-            link = None if nxt is None else f"{self.base_url}{path}?{urlencode({'limit': size('limit'), 'offset': nxt})}"
+            link = (
+                None
+                if nxt is None
+                else f"{self.base_url}{path}?{urlencode({'limit': size('limit'), 'offset': nxt})}"
+            )
             return {"count": len(items), "next": link, "previous": None, "results": page}, {}
         if style == "pageno":  # a page number, and nothing in the answer but the items and a total
             per = size("pagesize")
@@ -220,28 +333,44 @@ class PagingServer(LoopbackServer):
             per = size({"hal": "size", "github": "per_page", "page": "per_page"}[style])
             number = int(q.get("page", 1))
             page, nxt = after((number - 1) * per, per)
-            following = f"{path}?{urlencode({'page': number + 1, ('size' if style == 'hal' else 'per_page'): per})}"
+            following = (
+                f"{path}?{urlencode({'page': number + 1, ('size' if style == 'hal' else 'per_page'): per})}"
+            )
             if style == "hal":
                 links: dict[str, Any] = {"self": {"href": path}}
                 if nxt is not None:
                     links["next"] = {"href": following}  # relative, as HAL allows
                 return {"_embedded": {"orders": page}, "_links": links}, {}
             if style == "github":
-                return page, ({"Link": f'<{self.base_url}{following}>; rel="next"'} if nxt is not None else {})
+                return page, (
+                    {"Link": f'<{self.base_url}{following}>; rel="next"'} if nxt is not None else {}
+                )
             return {"items": page, "total_pages": -(-len(items) // per)}, {}
         if style == "vercel":
             until = q.get("until")
             rest = [it for it in items if until is None or it["created"] < float(until)]
-            page = rest[:size("limit")]
+            page = rest[: size("limit")]
             more = len(rest) > len(page)
-            return {"deployments": page, "pagination": {"count": len(page), "next": page[-1]["created"] if more
-                                                        else None, "prev": None}}, {}
+            return {
+                "deployments": page,
+                "pagination": {
+                    "count": len(page),
+                    "next": page[-1]["created"] if more else None,
+                    "prev": None,
+                },
+            }, {}
         if style in ("odata", "azure"):
             start = int(q.get("$skip" if style == "odata" else "$skiptoken", 0))
             page, nxt = after(start, size("$top"))
             if nxt is None:
                 return {"value": page}, {}
             if style == "odata":
-                return {"value": page, "@odata.nextLink": f"{self.base_url}{path}?$top={size('$top')}&$skip={nxt}"}, {}
-            return {"value": page, "nextLink": f"{self.base_url}{path}?api-version={q['api-version']}&$skiptoken={nxt}"}, {}
+                return {
+                    "value": page,
+                    "@odata.nextLink": f"{self.base_url}{path}?$top={size('$top')}&$skip={nxt}",
+                }, {}
+            return {
+                "value": page,
+                "nextLink": f"{self.base_url}{path}?api-version={q['api-version']}&$skiptoken={nxt}",
+            }, {}
         raise KeyError(style)

@@ -17,23 +17,70 @@ from typing import Any
 from toolgen.policy.format import FORMAT_VERSION, PolicyRow, from_json
 
 _ROW: dict[str, Any] = {
-    "tool": "t", "mode": "read", "effect": "read", "intent": "", "pair": None, "permission": [], "approval": "never",
-    "approval_when": None, "idempotency": None, "limits": [],
+    "tool": "t",
+    "mode": "read",
+    "effect": "read",
+    "intent": "",
+    "pair": None,
+    "permission": [],
+    "approval": "never",
+    "approval_when": None,
+    "idempotency": None,
+    "limits": [],
     "retry": {"max_attempts": 1, "backoff_ms": 200, "deadline_ms": 15000, "on": []},
-    "timeout_ms": 5000, "pagination": None, "auth": [], "success_status": [], "dialect_rewrites": {},
-    "record": None, "narrowed": [], "toolset": None, "loading": "eager", "keywords": [], "examples": [],
-    "not_for": None, "composite": None,
+    "timeout_ms": 5000,
+    "pagination": None,
+    "auth": [],
+    "success_status": [],
+    "dialect_rewrites": {},
+    "record": None,
+    "narrowed": [],
+    "toolset": None,
+    "loading": "eager",
+    "keywords": [],
+    "examples": [],
+    "not_for": None,
+    "composite": None,
 }
-_OUTPUT: dict[str, Any] = {"fields": [], "max_bytes": 16000, "redact": [], "schema_mode": "warn", "shape": "object",
-                           "body": "json", "accept": None, "redirect": None}
-_REQUEST: dict[str, Any] = {"encoding": "none", "content_type": None, "bindings": [], "fixed": [],
-                            "max_body_bytes": None}
-_BINDING: dict[str, Any] = {"required": False, "null": "omit", "style": None, "explode": None, "content_type": None,
-                            "reserved": []}
-_PAGINATION: dict[str, Any] = {"cursor_arg": "cursor", "page_size_arg": "page_size", "cursor_param": None,
-                               "limit_param": None, "next_field": None, "has_more_field": None,
-                               "cursor_from_item": None, "default_page_size": 20, "max_page_size": 100,
-                               "min_page_size": 1, "first_position": None, "first_required": False}
+_OUTPUT: dict[str, Any] = {
+    "fields": [],
+    "max_bytes": 16000,
+    "redact": [],
+    "schema_mode": "warn",
+    "shape": "object",
+    "body": "json",
+    "accept": None,
+    "redirect": None,
+}
+_REQUEST: dict[str, Any] = {
+    "encoding": "none",
+    "content_type": None,
+    "bindings": [],
+    "fixed": [],
+    "max_body_bytes": None,
+}
+_BINDING: dict[str, Any] = {
+    "required": False,
+    "null": "omit",
+    "style": None,
+    "explode": None,
+    "content_type": None,
+    "reserved": [],
+}
+_PAGINATION: dict[str, Any] = {
+    "cursor_arg": "cursor",
+    "page_size_arg": "page_size",
+    "cursor_param": None,
+    "limit_param": None,
+    "next_field": None,
+    "has_more_field": None,
+    "cursor_from_item": None,
+    "default_page_size": 20,
+    "max_page_size": 100,
+    "min_page_size": 1,
+    "first_position": None,
+    "first_required": False,
+}
 _AUTH: dict[str, Any] = {"scopes": [], "per_caller": None}
 _IDEMPOTENCY: dict[str, Any] = {"name": None, "honoured_by_api": False}
 
@@ -67,8 +114,19 @@ def complete_row(row: Mapping[str, Any]) -> dict[str, Any]:
 def complete_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     """A whole ``policy.json`` value from `policy` (``api``, ``base_url``, ``tools``...): the table's
     members it lacks filled in, each row completed (`complete_row`)."""
-    out = _filled(policy, {"format": FORMAT_VERSION, "api": "units", "title": "", "version": "", "base_url": "",
-                           "spec": "", "tools": [], "toolsets": []})
+    out = _filled(
+        policy,
+        {
+            "format": FORMAT_VERSION,
+            "api": "units",
+            "title": "",
+            "version": "",
+            "base_url": "",
+            "spec": "",
+            "tools": [],
+            "toolsets": [],
+        },
+    )
     out["tools"] = [complete_row(r) for r in out["tools"]]
     return out
 

@@ -44,8 +44,14 @@ def examples(stated: int) -> int:
 def register() -> str:
     """Register the three profiles with Hypothesis and load the current one; returns its name."""
     settings.register_profile("dev", deadline=None, max_examples=round(100 * SCALE["dev"]))
-    settings.register_profile("ci", deadline=None, derandomize=True, database=None, print_blob=True,
-                              max_examples=round(100 * SCALE["ci"]))
+    settings.register_profile(
+        "ci",
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        max_examples=round(100 * SCALE["ci"]),
+    )
     settings.register_profile("thorough", deadline=None, max_examples=round(100 * SCALE["thorough"]))
     name = current()
     settings.load_profile(name)

@@ -53,7 +53,9 @@ class _Handler(socketserver.StreamRequestHandler):
         if status != 204:
             head.append(f"Content-Length: {len(body) if sent_length is None else sent_length}")
         head.append("Connection: close")
-        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if status == 204 else body))
+        self.wfile.write(
+            ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if status == 204 else body)
+        )
         self.wfile.flush()
 
 
@@ -83,8 +85,14 @@ class RawAnswerServer(LoopbackServer):
         with self.raw.script.lock:
             return self.raw.script.requests
 
-    def answer(self, status: int, body: bytes, *, content_type: str | None = "application/json",
-               length: int | None = None) -> None:
+    def answer(
+        self,
+        status: int,
+        body: bytes,
+        *,
+        content_type: str | None = "application/json",
+        length: int | None = None,
+    ) -> None:
         """Answer the next requests with `status`, `body` and `content_type` (None: no Content-Type);
         `length` the Content-Length to claim (None: the body's)."""
         with self.raw.script.lock:

@@ -76,17 +76,31 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path)
-        rec = Recorded(self.command, parts.path, parts.query, parse_qsl(parts.query, keep_blank_values=True),
-                       dict(self.headers.items()), raw)
+        rec = Recorded(
+            self.command,
+            parts.path,
+            parts.query,
+            parse_qsl(parts.query, keep_blank_values=True),
+            dict(self.headers.items()),
+            raw,
+        )
         state = self.server.state
         with state.lock:
             state.requests.append(rec)
-            rule = next((r for r in reversed(state.rules)
-                         if r.method in (self.command, "*") and r.pattern.search(parts.path)), None)
+            rule = next(
+                (
+                    r
+                    for r in reversed(state.rules)
+                    if r.method in (self.command, "*") and r.pattern.search(parts.path)
+                ),
+                None,
+            )
         status, body, headers, ctype = 200, {}, {}, "application/json"
         if rule is not None:
             status, body, headers, ctype = rule.status, rule.body, rule.headers, rule.content_type
-        data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode("utf-8"))
+        data = (
+            b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode("utf-8"))
+        )
         self.send_response(status)
         if data:
             self.send_header("Content-Type", ctype)
@@ -134,12 +148,25 @@ class RecordingServer(LoopbackServer):
         with self.httpd.state.lock:
             self.httpd.state.requests.clear()
 
-    def reply(self, method: str, path_regex: str, status: int = 200, body: Any = None,
-              headers: dict[str, str] | None = None, content_type: str = "application/json") -> None:
+    def reply(
+        self,
+        method: str,
+        path_regex: str,
+        status: int = 200,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
         """Answer requests matching (method or ``*``, path regex) with this reply; later rules win.
         ``{base}`` in header values is replaced by the server's base URL (for Link headers)."""
         with self.httpd.state.lock:
-            self.httpd.state.rules.append(_Rule(method, re.compile(path_regex), status,
-                                                {} if body is None and status != 204 else body,
-                                                headers or {}, content_type))
-
+            self.httpd.state.rules.append(
+                _Rule(
+                    method,
+                    re.compile(path_regex),
+                    status,
+                    {} if body is None and status != 204 else body,
+                    headers or {},
+                    content_type,
+                )
+            )

@@ -30,8 +30,9 @@ def key_of(reg: Registry, tool: str) -> str | None:
     return str(idem["arg"]) if idem else None
 
 
-def record_arguments(reg: Registry, tool: str, args: Any, *, actor: Actor,
-                     dialect: str | None = None) -> dict[str, Any] | CallResult:
+def record_arguments(
+    reg: Registry, tool: str, args: Any, *, actor: Actor, dialect: str | None = None
+) -> dict[str, Any] | CallResult:
     """What `tool` is called with for the write's full `args`: `args` itself (a record tool taking
     the full arguments, `args` that are not an object or already name a ``preview_id``), else ``{"preview_id", <key>}`` of a
     preview of `args` made by `actor`; the failed preview's result when the preview fails."""
@@ -48,8 +49,9 @@ def record_arguments(reg: Registry, tool: str, args: Any, *, actor: Actor,
     return out
 
 
-def call_record(reg: Registry, tool: str, args: Any, *, actor: Actor, approval: Approval | str | None = None,
-                **kw: Any) -> CallResult:
+def call_record(
+    reg: Registry, tool: str, args: Any, *, actor: Actor, approval: Approval | str | None = None, **kw: Any
+) -> CallResult:
     """`reg.call(tool, ...)` for the write's full `args` (see the module docstring)."""
     sent = record_arguments(reg, tool, args, actor=actor, dialect=kw.get("dialect"))
     if isinstance(sent, CallResult):
@@ -57,15 +59,17 @@ def call_record(reg: Registry, tool: str, args: Any, *, actor: Actor, approval: 
     return reg.call(tool, sent, actor=actor, approval=approval, **kw)
 
 
-async def acall_record(reg: Registry, tool: str, args: Any, *, actor: Actor,
-                       approval: Approval | str | None = None, **kw: Any) -> CallResult:
+async def acall_record(
+    reg: Registry, tool: str, args: Any, *, actor: Actor, approval: Approval | str | None = None, **kw: Any
+) -> CallResult:
     """`reg.acall(tool, ...)` for the write's full `args`; the preview runs through `reg.acall` too."""
     pair = preview_tool_of(reg, tool)
     if pair is None or not isinstance(args, dict) or "preview_id" in args:
         return await reg.acall(tool, args, actor=actor, approval=approval, **kw)
     key = key_of(reg, tool)
-    shown = await reg.acall(pair, {k: v for k, v in args.items() if k != key}, actor=actor,
-                            dialect=kw.get("dialect"))
+    shown = await reg.acall(
+        pair, {k: v for k, v in args.items() if k != key}, actor=actor, dialect=kw.get("dialect")
+    )
     if not shown.ok or shown.result is None:
         return shown
     sent: dict[str, Any] = {"preview_id": shown.result["preview_id"]}

@@ -31,8 +31,10 @@ def tickets_dir() -> Path:
 def tickets_package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The tickets package's (policy.json, mcp.json), as a `Registry` takes them."""
     folder = tickets_dir()
-    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+    return (
+        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+    )
 
 
 READER = Actor.of("reader", ["ticket:read"])
@@ -40,8 +42,9 @@ WRITER = Actor.of("writer", ["ticket:read", "ticket:write"])
 ADMIN = Actor.of("admin", ["ticket:read", "ticket:write", "ticket:delete"])
 
 
-def stored_preview(reg: Registry, args: dict[str, Any], actor: Actor = WRITER,
-                   tool: str = "preview_ticket_followup") -> str:
+def stored_preview(
+    reg: Registry, args: dict[str, Any], actor: Actor = WRITER, tool: str = "preview_ticket_followup"
+) -> str:
     """Call the preview tool `tool` (it must succeed) and return the ``preview_id`` it stored."""
     shown = reg.call(tool, args, actor=actor)
     assert shown.ok and shown.result is not None, shown.to_json()

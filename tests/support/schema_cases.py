@@ -20,8 +20,13 @@ from toolgen.diagnostics import DiagnosticError, DiagnosticSink
 from toolgen.pointer import resolve_pointer
 
 
-def make_doc(tmp_path: Path, schemas: dict[str, Any], version: str = "3.0.3",
-             paths: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> SpecDocument:
+def make_doc(
+    tmp_path: Path,
+    schemas: dict[str, Any],
+    version: str = "3.0.3",
+    paths: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> SpecDocument:
     data: dict[str, Any] = {
         "openapi": version,
         "info": {"title": "t", "version": "1"},
@@ -35,8 +40,9 @@ def make_doc(tmp_path: Path, schemas: dict[str, Any], version: str = "3.0.3",
     return load_spec(path, sink=DiagnosticSink())
 
 
-def conv(doc: SpecDocument, name: str, context: str = "input",
-         **kw: Any) -> tuple[dict[str, Any], DiagnosticSink]:
+def conv(
+    doc: SpecDocument, name: str, context: str = "input", **kw: Any
+) -> tuple[dict[str, Any], DiagnosticSink]:
     sink = DiagnosticSink()
     converter = SchemaConverter(doc, sink, **kw)
     return converter.convert({"$ref": f"#/components/schemas/{name}"}, "/x", context), sink  # type: ignore[arg-type]
@@ -58,15 +64,24 @@ def schema_dicts(node: Any) -> Iterator[dict[str, Any]]:
         return
     yield node
     for key, value in node.items():
-        if key in ("properties", "patternProperties", "$defs", "dependentSchemas") \
-                and isinstance(value, dict):
+        if key in ("properties", "patternProperties", "$defs", "dependentSchemas") and isinstance(
+            value, dict
+        ):
             for v in value.values():
                 yield from schema_dicts(v)
         elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
             for v in value:
                 yield from schema_dicts(v)
-        elif key in ("items", "additionalProperties", "not", "contains", "propertyNames",
-                     "if", "then", "else"):
+        elif key in (
+            "items",
+            "additionalProperties",
+            "not",
+            "contains",
+            "propertyNames",
+            "if",
+            "then",
+            "else",
+        ):
             yield from schema_dicts(value)
 
 

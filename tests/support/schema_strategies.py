@@ -16,7 +16,9 @@ _NAMES = st.sampled_from(["a", "b", "c", "id", "name", "type", "items", "x_y", "
 
 @st.composite
 def leaf(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
-    kind = draw(st.sampled_from(["string", "uri", "integer", "number", "boolean", "enum", "nullable", "union"]))
+    kind = draw(
+        st.sampled_from(["string", "uri", "integer", "number", "boolean", "enum", "nullable", "union"])
+    )
     if kind == "string":
         n = draw(st.integers(1, 8))
         return {"type": "string", "maxLength": n, "default": "d"}, draw(st.text(max_size=n))
@@ -34,8 +36,10 @@ def leaf(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
         return {"type": "string", "enum": values}, draw(st.sampled_from(values))
     if kind == "nullable":
         return {"type": ["string", "null"]}, draw(st.one_of(st.none(), st.text(max_size=3)))
-    schema = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}],
-              "description": "one or many"}
+    schema = {
+        "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}],
+        "description": "one or many",
+    }
     return schema, draw(st.one_of(st.text(max_size=3), st.lists(st.integers(), max_size=3)))
 
 

@@ -67,8 +67,14 @@ def _media_schema(content: Mapping[str, Any], content_type: str | None) -> tuple
     return None
 
 
-def violations(spec: Mapping[str, Any], method: str, template: str, url: str,
-               headers: Mapping[str, str], body: bytes | None) -> list[str]:
+def violations(
+    spec: Mapping[str, Any],
+    method: str,
+    template: str,
+    url: str,
+    headers: Mapping[str, str],
+    body: bytes | None,
+) -> list[str]:
     """What is wrong with the request `method url` (+ `headers`, `body`) for the operation
     `method template` of `spec`; [] when a validating server would accept it."""
     path_item = spec["paths"][template]
@@ -92,8 +98,11 @@ def violations(spec: Mapping[str, Any], method: str, template: str, url: str,
             if param.get("required"):
                 problems.append(f"{where} parameter {name!r} is required but missing")
             continue
-        value: Any = ([_coerce(v, schema.get("items", {})) for v in values] if schema.get("type") == "array"
-                      else _coerce(values[-1], schema))
+        value: Any = (
+            [_coerce(v, schema.get("items", {})) for v in values]
+            if schema.get("type") == "array"
+            else _coerce(values[-1], schema)
+        )
         for error in jsonschema.Draft202012Validator(schema, format_checker=FORMATS).iter_errors(value):
             problems.append(f"{where} parameter {name!r}: {error.message}")
     request_body = op.get("requestBody")
@@ -106,8 +115,10 @@ def violations(spec: Mapping[str, Any], method: str, template: str, url: str,
     content_type = lower_headers.get("content-type")
     found = _media_schema(request_body.get("content", {}), content_type)
     if found is None:
-        problems.append(f"Content-Type {content_type!r} is not one the operation accepts: "
-                        f"{sorted(request_body.get('content', {}))}")
+        problems.append(
+            f"Content-Type {content_type!r} is not one the operation accepts: "
+            f"{sorted(request_body.get('content', {}))}"
+        )
         return problems
     key, schema = found
     if content_type is not None and content_type.startswith("application/x-www-form-urlencoded"):

@@ -24,7 +24,9 @@ def doc(**top: Any) -> dict[str, Any]:
     return base
 
 
-def op_doc(operation: dict[str, Any], path: str = "/things", method: str = "post", **top: Any) -> dict[str, Any]:
+def op_doc(
+    operation: dict[str, Any], path: str = "/things", method: str = "post", **top: Any
+) -> dict[str, Any]:
     operation = {"responses": {"200": {"description": "ok"}}, **operation}
     return doc(paths={path: {method: operation}}, **top)
 
@@ -71,6 +73,11 @@ def assert_maps_back(converted: Converted, source: dict[str, Any]) -> None:
 # --- consumes / produces and bodies -------------------------------------------------------------
 
 
-BODY = {"name": "thing", "in": "body", "required": True, "description": "the thing",
-        "schema": {"$ref": "#/definitions/Thing"}}
+BODY = {
+    "name": "thing",
+    "in": "body",
+    "required": True,
+    "description": "the thing",
+    "schema": {"$ref": "#/definitions/Thing"},
+}
 THING = {"Thing": {"type": "object", "properties": {"name": {"type": "string"}}}}

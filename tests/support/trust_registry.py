@@ -38,8 +38,11 @@ SECRETS = {
 TICKET_PATH = r"^/v1/tickets/T-[0-9]+$"
 FOLLOWUPS = r"^/v1/tickets/T-[0-9]+/followups$"
 FOLLOWUP = "record_ticket_followup"
-FOLLOWUP_ARGS: dict[str, Any] = {"ticket_id": "T-102", "note": "Called the customer back.",
-                                  "visibility": "public"}
+FOLLOWUP_ARGS: dict[str, Any] = {
+    "ticket_id": "T-102",
+    "note": "Called the customer back.",
+    "visibility": "public",
+}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -62,10 +65,16 @@ def api_base(policy: dict[str, Any], server_base: str) -> str:
     return server_base + prefix.rstrip("/")
 
 
-def make_registry(api: str, server_base: str, *, honoured: bool | None = None,
-                  receipts: ReceiptStore | None = None, audit: MemoryAuditSink | None = None,
-                  secrets: dict[str, str] | None = None,
-                  tweak: Callable[[dict[str, Any]], None] | None = None) -> Registry:
+def make_registry(
+    api: str,
+    server_base: str,
+    *,
+    honoured: bool | None = None,
+    receipts: ReceiptStore | None = None,
+    audit: MemoryAuditSink | None = None,
+    secrets: dict[str, str] | None = None,
+    tweak: Callable[[dict[str, Any]], None] | None = None,
+) -> Registry:
     """A registry over generated/<api>. `honoured` sets ``idempotency.honoured_by_api`` of every row
     whose key is forwarded to the API; `tweak` may change each row in memory."""
     policy, catalog = load_package(api)
@@ -75,10 +84,15 @@ def make_registry(api: str, server_base: str, *, honoured: bool | None = None,
             idem["honoured_by_api"] = honoured
         if tweak is not None:
             tweak(row)
-    return Registry(policy, catalog, base_url=api_base(policy, server_base),
-                    credentials=StaticCredentials(SECRETS if secrets is None else secrets),
-                    receipts=receipts if receipts is not None else MemoryReceiptStore(),
-                    audit=audit if audit is not None else MemoryAuditSink(), cursor_key=b"k" * 32)
+    return Registry(
+        policy,
+        catalog,
+        base_url=api_base(policy, server_base),
+        credentials=StaticCredentials(SECRETS if secrets is None else secrets),
+        receipts=receipts if receipts is not None else MemoryReceiptStore(),
+        audit=audit if audit is not None else MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
 
 
 def fast_retries(row: dict[str, Any]) -> None:
@@ -89,7 +103,9 @@ def fast_retries(row: dict[str, Any]) -> None:
 
 def actor_for(reg: Registry, tool: str) -> Actor:
     pair = reg.row(tool).pair
-    return Actor.of("tester", {*reg.row(tool).permission, *(reg.row(pair).permission if pair in reg.specs else ())})
+    return Actor.of(
+        "tester", {*reg.row(tool).permission, *(reg.row(pair).permission if pair in reg.specs else ())}
+    )
 
 
 def key_arg(reg: Registry, tool: str) -> str | None:
@@ -100,8 +116,9 @@ def key_arg(reg: Registry, tool: str) -> str | None:
 def preview(reg: Registry, record_tool: str, args: dict[str, Any]) -> CallResult:
     row = reg.row_json(record_tool)
     key = key_arg(reg, record_tool)
-    return call(reg, str(row["pair"]), {k: v for k, v in args.items() if k != key},
-                actor=actor_for(reg, record_tool))
+    return call(
+        reg, str(row["pair"]), {k: v for k, v in args.items() if k != key}, actor=actor_for(reg, record_tool)
+    )
 
 
 def approve(reg: Registry, record_tool: str, args: dict[str, Any], **extra: Any) -> Approval:
@@ -122,17 +139,31 @@ def scope_rows(path: Path, scope: str) -> int:
 
 
 def ticket_body(number: int = 102) -> dict[str, Any]:
-    return {"id": f"T-{number}", "subject": "Printer on fire", "status": "open", "priority": "high",
-            "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
-            "assignee": None, "tags": [], "followup_count": 0, "updated_at": "2025-02-01T11:00:00Z",
-            "body": "Long original request text."}
+    return {
+        "id": f"T-{number}",
+        "subject": "Printer on fire",
+        "status": "open",
+        "priority": "high",
+        "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
+        "assignee": None,
+        "tags": [],
+        "followup_count": 0,
+        "updated_at": "2025-02-01T11:00:00Z",
+        "body": "Long original request text.",
+    }
 
 
 def followup_body(req: Received, n: int) -> dict[str, Any]:
     ticket = req.path.split("/")[3]
     sent = req.json() if req.body else {}
-    return {"id": f"F-{n}", "ticket_id": ticket, "note": sent.get("note"),
-            "visibility": sent.get("visibility"), "author": "api", "created_at": "2025-03-01T12:00:00Z"}
+    return {
+        "id": f"F-{n}",
+        "ticket_id": ticket,
+        "note": sent.get("note"),
+        "visibility": sent.get("visibility"),
+        "author": "api",
+        "created_at": "2025-03-01T12:00:00Z",
+    }
 
 
 def tickets_routes(srv: FaultServer) -> None:
@@ -178,8 +209,16 @@ def wire_differences(reg: Registry, tool: str, shown: dict[str, Any], sent: Any)
     where, name = idem.get("in"), idem.get("name")
     secret_headers, secret_query = _secret_locations(reg, tool)
     headers = sent.headers if isinstance(sent.headers, list) else list(sent.headers.items())
-    return preview_mismatches(shown, method=sent.method, path=sent.path, raw_query=sent.raw_query,
-                              headers=headers, body=sent.body, secret_headers=secret_headers,
-                              secret_query=secret_query, key_header=name if where == "header" else None,
-                              key_query=name if where == "query" else None,
-                              key_body_field=name if where == "body" else None)
+    return preview_mismatches(
+        shown,
+        method=sent.method,
+        path=sent.path,
+        raw_query=sent.raw_query,
+        headers=headers,
+        body=sent.body,
+        secret_headers=secret_headers,
+        secret_query=secret_query,
+        key_header=name if where == "header" else None,
+        key_query=name if where == "query" else None,
+        key_body_field=name if where == "body" else None,
+    )

@@ -23,20 +23,37 @@ class _Refuse(MetaPathFinder):
     def __init__(self, names: Sequence[str]) -> None:
         self.names = tuple(names)
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         if any(fullname == n or fullname.startswith(n + ".") for n in self.names):
             raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         return None
 
 
-def toolgen_without(modules: Sequence[str], args: Sequence[str], *, cwd: Path = ROOT, timeout: float = 120,
-                    env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def toolgen_without(
+    modules: Sequence[str],
+    args: Sequence[str],
+    *,
+    cwd: Path = ROOT,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """`toolgen ARGS` in a subprocess (cwd `cwd`, stdin closed) where `modules` cannot be imported."""
     environ = dict(os.environ if env is None else env)
-    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "generator"), environ.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, __file__, ",".join(modules), *args], cwd=cwd, env=environ,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False)
+    environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT / "generator"), environ.get("PYTHONPATH")) if p
+    )
+    return subprocess.run(
+        [sys.executable, __file__, ",".join(modules), *args],
+        cwd=cwd,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _main() -> None:

@@ -32,35 +32,78 @@ def _prompt(route: str, body: dict[str, Any]) -> str:
 def _encode(route: str, body: dict[str, Any], text: str) -> dict[str, Any]:
     usage = {"input_tokens": 10, "output_tokens": 10}
     if route == "responses":
-        return {"id": "resp_1", "object": "response", "created_at": 0, "status": "completed", "model": body["model"],
-                "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                            "content": [{"type": "output_text", "text": text, "annotations": []}]}],
-                "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
-                "usage": {**usage, "total_tokens": 20, "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens_details": {"reasoning_tokens": 0}}}
+        return {
+            "id": "resp_1",
+            "object": "response",
+            "created_at": 0,
+            "status": "completed",
+            "model": body["model"],
+            "output": [
+                {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            ],
+            "parallel_tool_calls": False,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                **usage,
+                "total_tokens": 20,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
     if route == "chat":
-        return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+        }
     if route == "messages":
         try:
             data = json.loads(text)
         except ValueError:
             data = None
-        block: dict[str, Any] = ({"type": "tool_use", "id": "toolu_1", "name": body["tools"][0]["name"], "input": data}
-                                 if isinstance(data, dict) else {"type": "text", "text": text})
-        return {"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"], "content": [block],
-                "stop_reason": "tool_use", "stop_sequence": None, "usage": usage}
-    return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
-                            "index": 0}],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20}}
+        block: dict[str, Any] = (
+            {"type": "tool_use", "id": "toolu_1", "name": body["tools"][0]["name"], "input": data}
+            if isinstance(data, dict)
+            else {"type": "text", "text": text}
+        )
+        return {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [block],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": usage,
+        }
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20},
+    }
 
 
 def _route(path: str) -> str | None:
     path = path.split("?", 1)[0]
-    for suffix, route in (("/responses", "responses"), ("/chat/completions", "chat"), ("/messages", "messages"),
-                          (":generateContent", "gemini")):
+    for suffix, route in (
+        ("/responses", "responses"),
+        ("/chat/completions", "chat"),
+        ("/messages", "messages"),
+        (":generateContent", "gemini"),
+    ):
         if path.endswith(suffix):
             return route
     return None
@@ -70,7 +113,12 @@ class WriterModelServer(LoopbackServer):
     """The server of the module docstring; `base_url(provider)` is what a writer is pointed at."""
 
     def __init__(self, answer: Answer) -> None:
-        self.requests: dict[str, list[dict[str, Any]]] = {"responses": [], "chat": [], "messages": [], "gemini": []}
+        self.requests: dict[str, list[dict[str, Any]]] = {
+            "responses": [],
+            "chat": [],
+            "messages": [],
+            "gemini": [],
+        }
         seen = self.requests
 
         class Handler(BaseHTTPRequestHandler):

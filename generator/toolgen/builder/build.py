@@ -88,7 +88,9 @@ class ApiBuild:
     inputs: tuple[Path, ...] = ()
     #: per kind of piece the build cache remembers (`toolgen.builder.incremental.BuildPieces`): how many this
     #: build computed (the others were reused); empty without the cache
-    computed: dict[str, int] = field(default_factory=dict)  # the intent map and the spec (an output folder must never hold them)
+    computed: dict[str, int] = field(
+        default_factory=dict
+    )  # the intent map and the spec (an output folder must never hold them)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -96,12 +98,21 @@ class ApiBuild:
         return [d for d in self.diagnostics if d.severity == "error"]
 
 
-def build_api(intent_path: Path, out: Path, *, name: str | None = None,  # noqa: PLR0913
-              spec: Path | None = None,
-              emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
-              base: Path | None = None, spec_overrides: dict[str, str] | None = None,
-              lint: LintSettings | None = None, run_lint: bool = True,
-              dialect_options: DialectOptions | None = None, cache: Cache | None = None) -> ApiBuild:
+def build_api(  # noqa: PLR0913
+    intent_path: Path,
+    out: Path,
+    *,
+    name: str | None = None,
+    spec: Path | None = None,
+    emit: tuple[Artifact, ...] = ALL_ARTIFACTS,
+    progress: Progress | None = None,
+    base: Path | None = None,
+    spec_overrides: dict[str, str] | None = None,
+    lint: LintSettings | None = None,
+    run_lint: bool = True,
+    dialect_options: DialectOptions | None = None,
+    cache: Cache | None = None,
+) -> ApiBuild:
     """Build one API in memory. Raises `DiagnosticError` when the inputs have errors.
 
     The spec is `spec` if given, else `spec_overrides[<api>]`, else `TOOLGEN_SPEC_<API>`, else the
@@ -121,10 +132,25 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None,  # noqa:
     # With the cache, it warms up only when it gets the job: after an edit the package is usually
     # found whole in the cache (`package_job`), and the worker is closed having spent nothing
     warm = warm_up if cache is None else None
-    with _gc_paused(), closing(start_worker("the Python package", warm) if "python" in emit else None) as worker:
-        return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
-                          spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
-                          options=dialect_options or DialectOptions(), worker=worker, cache=cache)
+    with (
+        _gc_paused(),
+        closing(start_worker("the Python package", warm) if "python" in emit else None) as worker,
+    ):
+        return _build_api(
+            intent_path,
+            out,
+            name=name,
+            spec=spec,
+            emit=emit,
+            progress=progress,
+            base=base,
+            spec_overrides=spec_overrides,
+            lint=lint or LintSettings(),
+            run_lint=run_lint,
+            options=dialect_options or DialectOptions(),
+            worker=worker,
+            cache=cache,
+        )
 
 
 @contextmanager
@@ -176,10 +202,22 @@ def _gc_resumed() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,  # noqa: PLR0913
-               emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None,
-               spec_overrides: dict[str, str] | None, lint: LintSettings, run_lint: bool,
-               options: DialectOptions, worker: Worker | None = None, cache: Cache | None = None) -> ApiBuild:
+def _build_api(  # noqa: PLR0913
+    intent_path: Path,
+    out: Path,
+    *,
+    name: str | None,
+    spec: Path | None,
+    emit: tuple[Artifact, ...],
+    progress: Progress | None,
+    base: Path | None,
+    spec_overrides: dict[str, str] | None,
+    lint: LintSettings,
+    run_lint: bool,
+    options: DialectOptions,
+    worker: Worker | None = None,
+    cache: Cache | None = None,
+) -> ApiBuild:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
@@ -200,7 +238,11 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         from_text = computed
     timings["load"] = time.perf_counter() - t0
     if progress:
-        read_as = f"Swagger {doc.swagger}, read as OpenAPI {doc.openapi}" if doc.swagger else f"OpenAPI {doc.openapi}"
+        read_as = (
+            f"Swagger {doc.swagger}, read as OpenAPI {doc.openapi}"
+            if doc.swagger
+            else f"OpenAPI {doc.openapi}"
+        )
         progress(f"{api}: loaded {doc.display} ({read_as})")
     t1 = time.perf_counter()
     # what each operation's part of the document is: the key of its lowering and of its lint facts
@@ -217,8 +259,10 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # (a hard provider limit stays an error whatever `lint.severity` says: no catalog over it can be sent)
     found = preflight_findings(ir, intents, lint, emitted_dialects(emit), options)
     hard = [d for d in found if d.code == "catalog-provider-limit"] + [
-        d for d in apply_severity([d for d in found if d.code != "catalog-provider-limit"], lint, strict=False)
-        if d.severity == "error"]
+        d
+        for d in apply_severity([d for d in found if d.code != "catalog-provider-limit"], lint, strict=False)
+        if d.severity == "error"
+    ]
     if hard:
         raise DiagnosticError(hard)
     # the package's Python needs only the argument schemas and tool names: the worker process runs
@@ -226,17 +270,38 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # own work is done
     package = None
     if "python" in emit:
-        plan = pieces.plan(piece_key("package-plan", ir.name, [(t.name, t.input_schema) for t in ir.tools]),
-                           partial(package_plan, ir))  # all `package_plan` reads of the IR
+        plan = pieces.plan(
+            piece_key("package-plan", ir.name, [(t.name, t.input_schema) for t in ir.tools]),
+            partial(package_plan, ir),
+        )  # all `package_plan` reads of the IR
         package = package_job(cache, worker, plan, size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
     # handed over, not kept: the spec's text and tree are freed once the lint stage is done with them
     held = [doc]
     del doc
     with known_contents() as register:  # the catalog entries read back: keyed by their cache key
-        return _build_rest(ir, held, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
-                           run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                           spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys,
-                           register=register, preflight=found)
+        return _build_rest(
+            ir,
+            held,
+            intents,
+            sink,
+            timings,
+            emit=emit,
+            progress=progress,
+            base=base,
+            lint=lint,
+            run_lint=run_lint,
+            options=options,
+            api=api,
+            out=out,
+            intent_path=intent_path,
+            spec_path=spec_path,
+            package=package,
+            cache=cache,
+            pieces=pieces,
+            keys=keys,
+            register=register,
+            preflight=found,
+        )
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -252,14 +317,30 @@ def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
 WORKER_MIN_TOOLS = 100
 
 
-def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap,  # noqa: PLR0913
-                sink: DiagnosticSink,
-                timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
-                base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
-                out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
-                cache: Cache | None = None, pieces: BuildPieces | None = None,
-                keys: OperationKeys | None = None, register: Callable[[Any, str], None] | None = None,
-                preflight: list[Diagnostic] | None = None) -> ApiBuild:
+def _build_rest(  # noqa: PLR0913
+    ir: ApiIR,
+    held: list[SpecDocument],
+    intents: LoadedIntentMap,
+    sink: DiagnosticSink,
+    timings: dict[str, float],
+    *,
+    emit: tuple[Artifact, ...],
+    progress: Progress | None,
+    base: Path | None,
+    lint: LintSettings,
+    run_lint: bool,
+    options: DialectOptions,
+    api: str,
+    out: Path,
+    intent_path: Path,
+    spec_path: Path,
+    package: Pending[dict[str, str]] | None,
+    cache: Cache | None = None,
+    pieces: BuildPieces | None = None,
+    keys: OperationKeys | None = None,
+    register: Callable[[Any, str], None] | None = None,
+    preflight: list[Diagnostic] | None = None,
+) -> ApiBuild:
     """The catalogs, the lint stage and the files of a lowered API. `held` holds the spec's
     document, its only reference: it is emptied once the lint stage is done, so the spec's text and
     tree (hundreds of MB for a 40 MB spec) are freed before the files are made. `register`: where the
@@ -280,9 +361,24 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap,  
     if run_lint:
         # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
         t_lint = time.perf_counter()
-        sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes,
-                                       dialects=emitted_dialects(emit), options=options,
-                                       remember=pieces.lint, keys=keys, preflight=preflight)))
+        sink.extend(
+            lint_api(
+                LintInput(
+                    doc,
+                    intents,
+                    ir,
+                    [],
+                    lint,
+                    catalogs=catalogs,
+                    sizes=sizes,
+                    dialects=emitted_dialects(emit),
+                    options=options,
+                    remember=pieces.lint,
+                    keys=keys,
+                    preflight=preflight,
+                )
+            )
+        )
         timings["lint"] = time.perf_counter() - t_lint
     spec_display_in_messages = doc.display
     del doc, keys  # nothing below reads the spec (`keys` holds its tree too)
@@ -290,30 +386,54 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap,  
     kept.extend(apply_severity(sink.items, lint, strict=False))
     sink = kept
     if progress:
-        progress(f"{api}: lowered {len(ir.covered)} of {len(ir.operations)} operations to {len(ir.tools)} tools")
+        progress(
+            f"{api}: lowered {len(ir.covered)} of {len(ir.operations)} operations to {len(ir.tools)} tools"
+        )
     # generated files name the inputs relative to the project root, never by where they happen to be
     # on this machine: an overridden spec location or another working directory changes nothing
     spec_display = generated_spec_display(intents.model.spec, spec_path, base)
     intent_display = display_path(intent_path, base) if base is not None else intent_path.name
     ir = replace(ir, spec_display=spec_display, intent_display=intent_display)
     declared = intents.model.spec
-    spec_where = (display_path(intent_path.parent / declared, base) if base is not None and declared is not None
-                  and spec_display == declared
-                  else spec_display)  # where REPORT.md locates findings in the spec
+    spec_where = (
+        display_path(intent_path.parent / declared, base)
+        if base is not None and declared is not None and spec_display == declared
+        else spec_display
+    )  # where REPORT.md locates findings in the spec
     # and in the intent map, named as REPORT.md names it (not relative to the working directory)
-    shown = _relocated(_relocated(sink.sorted(), spec_display_in_messages, spec_where), intents.display,
-                       intent_display)
+    shown = _relocated(
+        _relocated(sink.sorted(), spec_display_in_messages, spec_where), intents.display, intent_display
+    )
     t2 = time.perf_counter()
-    files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package,
-                                        pieces=pieces, semantic_search=options.semantic_search,
-                                        registry=options.registry, dense=options.dense)
+    files, catalogs, sizes = emit_files(
+        ir,
+        emit,
+        shown,
+        catalogs=catalogs,
+        sizes=sizes,
+        package=package,
+        pieces=pieces,
+        semantic_search=options.semantic_search,
+        registry=options.registry,
+        dense=options.dense,
+    )
     pieces.save()
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
     computed = pieces.computed() | ({"catalog": memo.computed} if memo is not None else {})
-    return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path),
-                    computed=computed)
+    return ApiBuild(
+        api,
+        out,
+        ir,
+        files,
+        diagnostics,
+        catalogs,
+        sizes,
+        timings,
+        inputs=(intent_path, spec_path),
+        computed=computed,
+    )
 
 
 def generated_spec_display(declared: str | None, spec_path: Path, base: Path | None) -> str:
@@ -334,16 +454,28 @@ def generated_spec_display(declared: str | None, spec_path: Path, base: Path | N
 def _relocated(diagnostics: list[Diagnostic], file: str, display: str) -> list[Diagnostic]:
     """Diagnostics located in `file` (the spec or the intent map as messages name it), named
     `display`, as the generated files name that input."""
-    return [replace(d, location=replace(d.location, file=display))
-            if d.location is not None and d.location.file == file else d for d in diagnostics]
+    return [
+        replace(d, location=replace(d.location, file=display))
+        if d.location is not None and d.location.file == file
+        else d
+        for d in diagnostics
+    ]
 
 
-def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],  # noqa: PLR0913
-               progress: Advance | None = None, *, catalogs: Catalogs | None = None,
-               sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None,
-               pieces: BuildPieces | None = None, semantic_search: str | None = None,
-               registry: RegistryListing | None = None, dense: DenseModel | None = None
-               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+def emit_files(  # noqa: PLR0913
+    ir: ApiIR,
+    emit: tuple[Artifact, ...],
+    diagnostics: list[Diagnostic],
+    progress: Advance | None = None,
+    *,
+    catalogs: Catalogs | None = None,
+    sizes: list[ToolSize] | None = None,
+    package: Pending[dict[str, str]] | None = None,
+    pieces: BuildPieces | None = None,
+    semantic_search: str | None = None,
+    registry: RegistryListing | None = None,
+    dense: DenseModel | None = None,
+) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
     measured (so nothing is built or tokenised twice); `package` is the package's Python being
@@ -376,8 +508,13 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     policy = table_json(ir, table, catalogs.rewrites, pieces.policy)
     if "policy" in emit or with_package:
         files["policy.json"] = json_bytes(policy, pieces.json)
-        search = search_json(policy, catalogs.tools.get("mcp", []), catalogs.deferred.searchable, pieces.search,
-                             semantic=semantic_search if dense is None else None)
+        search = search_json(
+            policy,
+            catalogs.tools.get("mcp", []),
+            catalogs.deferred.searchable,
+            pieces.search,
+            semantic=semantic_search if dense is None else None,
+        )
         if dense is not None:
             files[SIDECAR_FILE] = dense_search(search, dense)
         files["search.json"] = json_bytes(search, pieces.json)
@@ -391,7 +528,9 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
         listing = server_json(ir, registry)
         refused = server_json_problems(listing)
         if refused:
-            raise RuntimeError("server.json breaks the MCP registry's schema (a toolgen bug): " + "; ".join(refused[:5]))
+            raise RuntimeError(
+                "server.json breaks the MCP registry's schema (a toolgen bug): " + "; ".join(refused[:5])
+            )
         files["server.json"] = json_bytes(listing, pieces.json)
     if "python" in emit:
         with _gc_resumed():
@@ -399,8 +538,9 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     return files, catalogs, sizes
 
 
-def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
-                       remember: Remember = computed) -> None:
+def _check_conformance(
+    ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...], remember: Remember = computed
+) -> None:
     """Every emitted catalog (of `dialects`) must pass its dialect's rules; a violation is a toolgen
     bug. The catalogs a build does not write are not checked: a limit of a provider the build leaves
     out (`--emit`) must not stop it. `remember`: each tool's verdict, between builds
@@ -413,12 +553,19 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
         if dialect == "anthropic" and catalogs.deferred.catalogs_of("anthropic"):
             continue  # anthropic.json with its tool-search tool, or its parts: check_deferred checks them
         problems.extend(conformance_problems(dialect, tools, remember))
-    problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects,
-                                   check_chat=partial(conformance_problems, "openai", remember=remember)))
+    problems.extend(
+        check_deferred(
+            catalogs.deferred,
+            include_dialect_files="anthropic" in dialects,
+            check_chat=partial(conformance_problems, "openai", remember=remember),
+        )
+    )
     if problems:
         first = problems[:5]
-        raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(
-            f"{p.dialect} {p.tool} {p.pointer}: {p.rule}: {p.message}" for p in first))
+        raise RuntimeError(
+            "generated catalog breaks dialect rules (a toolgen bug): "
+            + "; ".join(f"{p.dialect} {p.tool} {p.pointer}: {p.rule}: {p.message}" for p in first)
+        )
 
 
 def target_options(target: ApiTarget) -> DialectOptions:
@@ -426,16 +573,31 @@ def target_options(target: ApiTarget) -> DialectOptions:
     located at toolgen.yaml's ``search.semantic`` when it asks for the semantic index and numpy (the
     ``semantic`` extra) is not installed, and for the dense option as `dense_pins` says."""
     if target.dense is not None:
-        return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search,
-                              anthropic_input_examples=target.anthropic_input_examples, registry=target.registry,
-                              dense=dense_pins(target))
+        return DialectOptions(
+            gemini_parameters=target.gemini_parameters,
+            semantic_search=target.semantic_search,
+            anthropic_input_examples=target.anthropic_input_examples,
+            registry=target.registry,
+            dense=dense_pins(target),
+        )
     if target.semantic_search is not None and importlib.util.find_spec("numpy") is None:
-        raise DiagnosticError([Diagnostic(
-            "search-semantic-unavailable", "error",
-            f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
-            target.semantic_at, "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)")])
-    return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search,
-                          anthropic_input_examples=target.anthropic_input_examples, registry=target.registry)
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "search-semantic-unavailable",
+                    "error",
+                    f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
+                    target.semantic_at,
+                    "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)",
+                )
+            ]
+        )
+    return DialectOptions(
+        gemini_parameters=target.gemini_parameters,
+        semantic_search=target.semantic_search,
+        anthropic_input_examples=target.anthropic_input_examples,
+        registry=target.registry,
+    )
 
 
 def dense_pins(target: ApiTarget) -> DenseModel:
@@ -448,44 +610,92 @@ def dense_pins(target: ApiTarget) -> DenseModel:
     assert config is not None
     missing = [m for m in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(m) is None]
     if missing:
-        raise DiagnosticError([Diagnostic(
-            "search-dense-unavailable", "error",
-            f"{target.name}: search.semantic: onnx needs {' and '.join(missing)}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not installed", target.semantic_at,
-            "pip install -e '.[dense]' in a clone of toolgen, or remove search.semantic (lexical search)")])
-    for key, path, pin in (("model", config.model, config.model_sha256),
-                           ("tokenizer", config.tokenizer, config.tokenizer_sha256)):
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "search-dense-unavailable",
+                    "error",
+                    f"{target.name}: search.semantic: onnx needs {' and '.join(missing)}, which "
+                    f"{'is' if len(missing) == 1 else 'are'} not installed",
+                    target.semantic_at,
+                    "pip install -e '.[dense]' in a clone of toolgen, or remove search.semantic (lexical search)",
+                )
+            ]
+        )
+    for key, path, pin in (
+        ("model", config.model, config.model_sha256),
+        ("tokenizer", config.tokenizer, config.tokenizer_sha256),
+    ):
         try:
             found = file_sha256(path)
         except OSError as exc:
-            raise DiagnosticError([Diagnostic(
-                "search-dense-model", "error", f"{target.name}: search.{key}: cannot read {display_path(path)} "
-                f"({exc.strerror or exc})", config.at[key],
-                f"put the {key} file there (toolgen never downloads one), or point search.{key} at it")]) from None
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "search-dense-model",
+                        "error",
+                        f"{target.name}: search.{key}: cannot read {display_path(path)} "
+                        f"({exc.strerror or exc})",
+                        config.at[key],
+                        f"put the {key} file there (toolgen never downloads one), or point search.{key} at it",
+                    )
+                ]
+            ) from None
         if found != pin:
-            raise DiagnosticError([Diagnostic(
-                "search-dense-pin-mismatch", "error", f"{target.name}: search.{key}_sha256: {display_path(path)} has "
-                f"SHA-256 {found}, not the pinned {pin}", config.at[f"{key}_sha256"],
-                f"use the pinned {key}; or, having checked where this one came from, pin {found}")])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "search-dense-pin-mismatch",
+                        "error",
+                        f"{target.name}: search.{key}_sha256: {display_path(path)} has "
+                        f"SHA-256 {found}, not the pinned {pin}",
+                        config.at[f"{key}_sha256"],
+                        f"use the pinned {key}; or, having checked where this one came from, pin {found}",
+                    )
+                ]
+            )
     try:
         pinned_embedder(config.model, config.model_sha256, config.tokenizer, config.tokenizer_sha256)
     except DenseModelError as exc:
         key = "tokenizer" if str(exc).startswith("tokenizer") else "model"
-        raise DiagnosticError([Diagnostic("search-dense-model", "error", f"{target.name}: search.{key}: {exc}",
-                                          config.at[key], "export the model with its sentence-transformers "
-                                          "ONNX exporter, and give its own tokenizer.json")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "search-dense-model",
+                    "error",
+                    f"{target.name}: search.{key}: {exc}",
+                    config.at[key],
+                    "export the model with its sentence-transformers "
+                    "ONNX exporter, and give its own tokenizer.json",
+                )
+            ]
+        ) from None
     except DenseUnavailable as exc:
-        raise DiagnosticError([Diagnostic("search-dense-unavailable", "error", f"{target.name}: {exc}",
-                                          target.semantic_at, "pip install -e '.[dense]' in a clone of toolgen")]
-                              ) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "search-dense-unavailable",
+                    "error",
+                    f"{target.name}: {exc}",
+                    target.semantic_at,
+                    "pip install -e '.[dense]' in a clone of toolgen",
+                )
+            ]
+        ) from None
     out = target.out.resolve()
-    return DenseModel(config.model.resolve(), config.model_sha256, config.tokenizer.resolve(),
-                      config.tokenizer_sha256, Path(os.path.relpath(config.model.resolve(), out)).as_posix(),
-                      Path(os.path.relpath(config.tokenizer.resolve(), out)).as_posix())
+    return DenseModel(
+        config.model.resolve(),
+        config.model_sha256,
+        config.tokenizer.resolve(),
+        config.tokenizer_sha256,
+        Path(os.path.relpath(config.model.resolve(), out)).as_posix(),
+        Path(os.path.relpath(config.tokenizer.resolve(), out)).as_posix(),
+    )
 
 
-def build_project(project: Project, progress: Progress | None = None, cache: Cache | None = None
-                  ) -> tuple[list[Output], list[ApiBuild]]:
+def build_project(
+    project: Project, progress: Progress | None = None, cache: Cache | None = None
+) -> tuple[list[Output], list[ApiBuild]]:
     """Build every API of the project in memory. Raises `DiagnosticError` with all APIs' input
     errors; lint errors come back in the builds (`ApiBuild.errors`). `cache`: as for `build_api`."""
     outputs: list[Output] = []
@@ -494,9 +704,18 @@ def build_project(project: Project, progress: Progress | None = None, cache: Cac
     settings = LintSettings.from_config(project.lint)
     for target in project.targets:
         try:
-            build = build_api(target.intent_map, target.out, name=target.name, spec=target.spec,
-                              emit=target.emit, progress=progress, base=project.root, lint=settings,
-                              dialect_options=target_options(target), cache=cache)
+            build = build_api(
+                target.intent_map,
+                target.out,
+                name=target.name,
+                spec=target.spec,
+                emit=target.emit,
+                progress=progress,
+                base=project.root,
+                lint=settings,
+                dialect_options=target_options(target),
+                cache=cache,
+            )
         except DiagnosticError as exc:
             errors.extend(exc.diagnostics)
             continue

@@ -64,10 +64,23 @@ _HEADER_MAX = 128
 #: found from the file's size alone, before any of it is read
 MAX_ENTRY_BYTES = 256 << 20
 #: libraries whose versions can change what a build writes (formatters, model generator, tokenizer, parsers)
-_LIBRARIES = ("black", "datamodel-code-generator", "pydantic", "pydantic-core", "jinja2", "bpe-openai",
-              "ruamel.yaml", "PyYAML", "jsonschema", "jsonschema-rs", "openapi-pydantic", "isort",
-              "numpy",  # numpy: the vectors of the `search.semantic` option
-              "onnxruntime", "tokenizers")  # the dense option's model run (`search: {semantic: onnx}`)
+_LIBRARIES = (
+    "black",
+    "datamodel-code-generator",
+    "pydantic",
+    "pydantic-core",
+    "jinja2",
+    "bpe-openai",
+    "ruamel.yaml",
+    "PyYAML",
+    "jsonschema",
+    "jsonschema-rs",
+    "openapi-pydantic",
+    "isort",
+    "numpy",  # numpy: the vectors of the `search.semantic` option
+    "onnxruntime",
+    "tokenizers",
+)  # the dense option's model run (`search: {semantic: onnx}`)
 
 
 def digest(*parts: bytes | str) -> str:
@@ -103,7 +116,11 @@ def environment_key() -> str:
             parts.append(f"{name} absent")
     for root in (package, template_dir()):
         for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".j2", ".json", ".md"):
+            if (
+                path.is_file()
+                and "__pycache__" not in path.parts
+                and path.suffix in (".py", ".j2", ".json", ".md")
+            ):
                 parts.extend((path.relative_to(root).as_posix(), path.read_bytes()))
     return digest(*parts)
 
@@ -175,7 +192,7 @@ def _stated(head: bytes) -> tuple[str, int] | None:
     if not head.endswith(b"\n") or not head.startswith(_MAGIC):
         return None
     try:
-        mac, length = head[len(_MAGIC):-1].decode("ascii").split(" ")
+        mac, length = head[len(_MAGIC) : -1].decode("ascii").split(" ")
     except (UnicodeDecodeError, ValueError):
         return None
     if not length.isdigit() or len(length) > 12:
@@ -215,10 +232,14 @@ class Cache:
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                     return None
                 size = os.fstat(fh.fileno()).st_size
-                head = fh.readline(_HEADER_MAX)  # read apart: the payload (megabytes) is not copied out of the file's bytes
+                head = fh.readline(
+                    _HEADER_MAX
+                )  # read apart: the payload (megabytes) is not copied out of the file's bytes
                 stated = _stated(head)
                 if stated is None or stated[1] != size - len(head) or stated[1] > MAX_ENTRY_BYTES:
-                    return None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
+                    return (
+                        None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
+                    )
                 payload = fh.read(stated[1] + 1)
         except OSError:
             return None
@@ -300,8 +321,11 @@ def folder_matches(folder: Path, recorded: dict[str, str]) -> bool:
     that digest (`__pycache__` ignored, as `toolgen.builder.output_files.check_outputs` ignores it)."""
     if not folder.is_dir():
         return False
-    present = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*")
-               if p.is_file() and "__pycache__" not in p.relative_to(folder).parts}
+    present = {
+        p.relative_to(folder).as_posix(): p
+        for p in folder.rglob("*")
+        if p.is_file() and "__pycache__" not in p.relative_to(folder).parts
+    }
     if set(present) != set(recorded):
         return False
     for rel, path in present.items():
@@ -311,4 +335,3 @@ def folder_matches(folder: Path, recorded: dict[str, str]) -> bool:
         except OSError:
             return False
     return True
-

@@ -52,11 +52,19 @@ from .worker import Pending, Worker, run_with
 T = TypeVar("T")
 
 
-def inputs_key(intent_path: Path, *, name: str | None = None, spec: Path | None = None,  # noqa: PLR0913
-               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, base: Path | None = None,
-               spec_overrides: dict[str, str] | None = None, lint: LintSettings | None = None,
-               run_lint: bool = True, dialect_options: DialectOptions | None = None,
-               cache: Cache | None = None) -> str | None:
+def inputs_key(  # noqa: PLR0913
+    intent_path: Path,
+    *,
+    name: str | None = None,
+    spec: Path | None = None,
+    emit: tuple[Artifact, ...] = ALL_ARTIFACTS,
+    base: Path | None = None,
+    spec_overrides: dict[str, str] | None = None,
+    lint: LintSettings | None = None,
+    run_lint: bool = True,
+    dialect_options: DialectOptions | None = None,
+    cache: Cache | None = None,
+) -> str | None:
     """The digest of everything a build with these arguments (those of `toolgen.builder.build.build_api`)
     reads or depends on; None when that cannot be known without building (an input missing or bad,
     external references allowed), so the build runs and reports it. `cache`: where the three facts
@@ -76,10 +84,17 @@ def inputs_key(intent_path: Path, *, name: str | None = None, spec: Path | None 
     except OSError:
         return None
     settings = {
-        "api": api, "emit": list(emit), "run_lint": run_lint, "lint": asdict(lint or LintSettings()),
-        "dialects": asdict(dialect_options or DialectOptions()), "spec_given": chosen is not None,
-        "intent": str(intent_path.resolve()), "spec": str(spec_path.resolve()), "declared": facts.spec,
-        "base": str(base.resolve()) if base is not None else None, "cwd": os.getcwd(),
+        "api": api,
+        "emit": list(emit),
+        "run_lint": run_lint,
+        "lint": asdict(lint or LintSettings()),
+        "dialects": asdict(dialect_options or DialectOptions()),
+        "spec_given": chosen is not None,
+        "intent": str(intent_path.resolve()),
+        "spec": str(spec_path.resolve()),
+        "declared": facts.spec,
+        "base": str(base.resolve()) if base is not None else None,
+        "cwd": os.getcwd(),
     }
     return digest("inputs", environment_key(), canonical(settings), intent_bytes, spec_bytes)
 
@@ -93,8 +108,9 @@ class IntentFacts:
     spec: str | None
 
 
-def intent_facts(intent_path: Path, intent_bytes: bytes, base: Path | None, cache: Cache | None
-                 ) -> IntentFacts | None:
+def intent_facts(
+    intent_path: Path, intent_bytes: bytes, base: Path | None, cache: Cache | None
+) -> IntentFacts | None:
     """The `IntentFacts` of the intent map whose bytes are `intent_bytes`; None when it does not load
     (the build reports why) or changed while it was read. With a cache they are remembered under the
     SHA-256 of the bytes and toolgen's code (`environment_key`): they are a pure function of both;
@@ -156,14 +172,25 @@ def fresh(cache: Cache | None, key: str | None, out: Path) -> Reused | None:
     return Reused(name, out, diagnostics, tools, len(files))
 
 
-def remember(cache: Cache | None, key: str | None, name: str, files: dict[str, bytes],
-             diagnostics: list[Diagnostic], tools: int, key_after: str | None) -> None:
+def remember(
+    cache: Cache | None,
+    key: str | None,
+    name: str,
+    files: dict[str, bytes],
+    diagnostics: list[Diagnostic],
+    tools: int,
+    key_after: str | None,
+) -> None:
     """Record a build without errors under `key`, its inputs' digest taken before it ran; nothing
     when `key_after` (taken after it) differs: an input changed while the build read it."""
     if cache is None or key is None or key != key_after:
         return
-    record = {"name": name, "files": files_digest(sorted(files.items())), "tools": tools,
-              "diagnostics": [d.to_json() for d in diagnostics]}
+    record = {
+        "name": name,
+        "files": files_digest(sorted(files.items())),
+        "tools": tools,
+        "diagnostics": [d.to_json() for d in diagnostics],
+    }
     cache.put("manifest", key, canonical(record).encode("utf-8"))
 
 
@@ -171,12 +198,19 @@ def _diagnostic(data: dict[str, Any]) -> Diagnostic:
     """A remembered diagnostic (the manifest's copy of `Diagnostic.to_json`) made again."""
     loc = data.get("location")
     location = SourceLocation(**loc) if isinstance(loc, dict) else None
-    return Diagnostic(str(data["code"]), data["severity"], str(data["message"]), location,
-                      data.get("hint"), data.get("tool"))
+    return Diagnostic(
+        str(data["code"]),
+        data["severity"],
+        str(data["message"]),
+        location,
+        data.get("hint"),
+        data.get("tool"),
+    )
 
 
-def package_job(cache: Cache | None, worker: Worker | None, plan: PackagePlan, *, size: int,
-                min_size: int) -> Pending[dict[str, str]]:
+def package_job(
+    cache: Cache | None, worker: Worker | None, plan: PackagePlan, *, size: int, min_size: int
+) -> Pending[dict[str, str]]:
     """The package's two files as text (`toolgen.emit.python.join_package`), computed in `worker`
     as `toolgen.builder.worker.run_with` does; with a cache, the whole result is taken from it when the plan
     was built before, and otherwise each black piece is."""
@@ -228,7 +262,9 @@ class _Table:
             table = pickle.loads(found)  # toolgen's own cache, written by this class under its MAC
         except Exception:  # noqa: BLE001 - an entry of another format: computed again
             return {}
-        ok = isinstance(table, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in table.items())
+        ok = isinstance(table, dict) and all(
+            isinstance(k, str) and isinstance(v, bytes) for k, v in table.items()
+        )
         return table if ok else {}
 
     def get(self, key: str) -> bytes | None:
@@ -263,8 +299,13 @@ class CatalogMemo:
     object (its tokens, conformance and JSON) need not serialise it, and each IR `Tool` with the
     SHA-256 of its content (the key of its policy row's JSON, `toolgen.emit.policy.table_json`)."""
 
-    def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None,
-                 api: str = "") -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        options: DialectOptions,
+        register: Callable[[Any, str], None] | None = None,
+        api: str = "",
+    ) -> None:
         self._table_key = digest("catalog", environment_key(), canonical(asdict(options)), f"api {api}")
         self._table = _Table(cache, "catalog", self._table_key)
         self._register = register
@@ -278,9 +319,13 @@ class CatalogMemo:
         return self._computed
 
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled and hashed once
+        if (
+            tool is not self._last[0]
+        ):  # each tool is asked for in every dialect in turn: pickled and hashed once
             self._last = (tool, hashlib.sha256(content_pickle(tool)).hexdigest())
-            if self._register is not None:  # and known by its content to the later stages' keys (its policy row)
+            if (
+                self._register is not None
+            ):  # and known by its content to the later stages' keys (its policy row)
                 self._register(tool, f"tool {self._last[1]}")
         key = digest(dialect.name, self._last[1])
         stored = self._used.get(key) or self._table.get(key)
@@ -337,7 +382,9 @@ class Pieces:
         self._table.save(self._used)
 
 
-def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remember = computed) -> list[Violation]:
+def conformance_problems(
+    name: str, tools: list[dict[str, Any]], remember: Remember = computed
+) -> list[Violation]:
     """``check_catalog(name, tools, max_tools=None)``, with each tool's own verdict remembered: for a
     dialect that `Dialect.checks_per_tool` (all four), by the tool object's content (`piece_key`),
     whether it keeps its own rules (`Dialect.check_tool`); when every tool does, the names are unique
@@ -352,9 +399,14 @@ def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remem
         names = [read_name(tool) for tool in tools]
     except Exception:  # noqa: BLE001 - a malformed entry: the whole check says what is wrong
         return check_catalog(name, tools, max_tools=None)
-    if len(set(names)) == len(names) and all(
-            remember(piece_key("conformance 2", name, tool), partial(_conforms, found, tool)) for tool in tools) and (
-            found.check_across is None or not found.check_across(tools)):
+    if (
+        len(set(names)) == len(names)
+        and all(
+            remember(piece_key("conformance 2", name, tool), partial(_conforms, found, tool))
+            for tool in tools
+        )
+        and (found.check_across is None or not found.check_across(tools))
+    ):
         return []
     return check_catalog(name, tools, max_tools=None)
 
@@ -411,12 +463,30 @@ def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
     if cache is None:
         return BuildPieces(computed, computed, computed)
     tokens, json_, search, lower, plan, conformance, lint, spec, select, policy = tables = tuple(
-        Pieces(cache, kind, f"api {api}", raw=kind == "json") for kind in (
-            "tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec", "select", "policy"))
-    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, select, policy, tables=tables)
+        Pieces(cache, kind, f"api {api}", raw=kind == "json")
+        for kind in (
+            "tokens",
+            "json",
+            "search",
+            "lower",
+            "plan",
+            "conformance",
+            "lint",
+            "spec",
+            "select",
+            "policy",
+        )
+    )
+    return BuildPieces(
+        tokens, json_, search, lower, plan, conformance, lint, spec, select, policy, tables=tables
+    )
 
 
-def catalog_memo(cache: Cache | None, options: DialectOptions,
-                 register: Callable[[Any, str], None] | None = None, api: str = "") -> CatalogMemo | None:
+def catalog_memo(
+    cache: Cache | None,
+    options: DialectOptions,
+    register: Callable[[Any, str], None] | None = None,
+    api: str = "",
+) -> CatalogMemo | None:
     """A `CatalogMemo` of the API named `api` when there is a cache."""
     return CatalogMemo(cache, options, register, api) if cache is not None else None

@@ -43,8 +43,19 @@ class Output:
 
 # every file name toolgen may write into an output folder (any artifact selection: each dialect's
 # files, from the dialect registry, and the rest), and caches
-OWNED_NAMES = frozenset({*catalog_files(), "policy.json", "POLICY.md", "REPORT.md", "search.json", "server.json",
-                         "__init__.py", "models.py", "__pycache__"})
+OWNED_NAMES = frozenset(
+    {
+        *catalog_files(),
+        "policy.json",
+        "POLICY.md",
+        "REPORT.md",
+        "search.json",
+        "server.json",
+        "__init__.py",
+        "models.py",
+        "__pycache__",
+    }
+)
 #: the parts of a split catalog and their index (`toolgen.dialects._parts`): anthropic.3.json, ...
 OWNED_PARTS = re.compile(r"(anthropic|openai\.responses)\.([0-9]+|parts)\.json")
 
@@ -67,7 +78,9 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
     here = Path.cwd().resolve()  # named as such in a refusal: its display path is only "."
 
     def bad(out: Output, message: str, hint: str) -> None:
-        problems.append(Diagnostic("out-unsafe", "error", message, SourceLocation(display_path(out.path)), hint))
+        problems.append(
+            Diagnostic("out-unsafe", "error", message, SourceLocation(display_path(out.path)), hint)
+        )
 
     for i, (out, path) in enumerate(resolved):
         shown = display_path(out.path)
@@ -81,22 +94,33 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
         inside = [g for g in guarded if g == path or path in g.parents]
         if inside:
             what = "the working directory" if inside[0] == here else display_path(inside[0])
-            bad(out, f"output folder {shown} {'is' if inside[0] == path else 'holds'} {what}, which toolgen must "
-                     "not replace",
-                "toolgen replaces an output folder whole: give each API its own folder, e.g. generated/<api>")
+            bad(
+                out,
+                f"output folder {shown} {'is' if inside[0] == path else 'holds'} {what}, which toolgen must "
+                "not replace",
+                "toolgen replaces an output folder whole: give each API its own folder, e.g. generated/<api>",
+            )
             continue
         for j, (other, other_path) in enumerate(resolved):
             if j != i and not other.is_file and (other_path == path or path in other_path.parents):
-                bad(out, f"output folders {shown} and {display_path(other.path)} overlap",
-                    "give every API a separate folder")
+                bad(
+                    out,
+                    f"output folders {shown} and {display_path(other.path)} overlap",
+                    "give every API a separate folder",
+                )
                 break
         else:
             if path.is_dir():
-                foreign = sorted(p.name for p in path.iterdir() if not owned(p.name) and p.name not in out.files)
+                foreign = sorted(
+                    p.name for p in path.iterdir() if not owned(p.name) and p.name not in out.files
+                )
                 if foreign:
-                    bad(out, f"output folder {shown} holds files toolgen did not write: "
-                             f"{', '.join(foreign[:3])}{' …' if len(foreign) > 3 else ''}",
-                        "toolgen replaces an output folder whole: use an empty folder (or move these files)")
+                    bad(
+                        out,
+                        f"output folder {shown} holds files toolgen did not write: "
+                        f"{', '.join(foreign[:3])}{' …' if len(foreign) > 3 else ''}",
+                        "toolgen replaces an output folder whole: use an empty folder (or move these files)",
+                    )
     return problems
 
 
@@ -109,7 +133,9 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
         for out in outputs:
             out.path.parent.mkdir(parents=True, exist_ok=True)
             if out.is_file:
-                fd, tmp_file = _fresh(out.path, lambda p: os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                fd, tmp_file = _fresh(
+                    out.path, lambda p: os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                )
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(out.files[""])
                 staged.append((out, tmp_file))
@@ -193,7 +219,9 @@ def check_outputs(outputs: list[Output]) -> list[Drift]:
         for rel in sorted(set(expected) | present):
             path = out.path / rel
             if rel not in expected:
-                drifts.append(Drift(display_path(path), "extra", f"extra file {display_path(path)} (not generated)\n"))
+                drifts.append(
+                    Drift(display_path(path), "extra", f"extra file {display_path(path)} (not generated)\n")
+                )
             else:
                 _compare(path, expected[rel], drifts)
     return drifts

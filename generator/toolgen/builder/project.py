@@ -65,15 +65,23 @@ class _Strict(BaseModel):
 
 
 class GeminiConfig(_Strict):
-    parameters: GeminiParameters | None = Field(None, description=(
-        "`schema` (default): `parameters` in the conservative OpenAPI-3.0 subset, arguments reshaped where it "
-        "cannot say them; `json_schema`: `parametersJsonSchema` (JSON Schema, canonical arguments)."))
+    parameters: GeminiParameters | None = Field(
+        None,
+        description=(
+            "`schema` (default): `parameters` in the conservative OpenAPI-3.0 subset, arguments reshaped where it "
+            "cannot say them; `json_schema`: `parametersJsonSchema` (JSON Schema, canonical arguments)."
+        ),
+    )
 
 
 class AnthropicConfig(_Strict):
-    input_examples: bool | None = Field(None, description=(
-        "`true` (default): each read and preview tool carries up to 3 `input_examples` (the intent map's, else "
-        "the spec's that fit its input schema); `false`: none."))
+    input_examples: bool | None = Field(
+        None,
+        description=(
+            "`true` (default): each read and preview tool carries up to 3 `input_examples` (the intent map's, else "
+            "the spec's that fit its input schema); `false`: none."
+        ),
+    )
 
 
 class DialectsConfig(_Strict):
@@ -87,27 +95,42 @@ DENSE_KEYS = ("model", "model_sha256", "tokenizer", "tokenizer_sha256")
 
 
 class SearchConfig(_Strict):
-    semantic: Literal["none", "lsa", "onnx"] | None = Field(None, description=(
-        "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
-        "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
-        "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen); `onnx`: the documents are "
-        "embedded by a local sentence-embedding model (`model`, `tokenizer`, each pinned by its SHA-256) "
-        "into search.vectors, fused by reciprocal rank (needs pip install -e '.[dense]')."))
-    model: str | None = Field(None, min_length=1, description=(
-        "`semantic: onnx`: the ONNX model file (relative to toolgen.yaml); never downloaded."))
-    model_sha256: str | None = Field(None, pattern=_SHA256, description="The model file's SHA-256, lower-case hex.")
-    tokenizer: str | None = Field(None, min_length=1, description=(
-        "`semantic: onnx`: the model's tokenizer.json (relative to toolgen.yaml)."))
-    tokenizer_sha256: str | None = Field(None, pattern=_SHA256, description=(
-        "The tokenizer file's SHA-256, lower-case hex."))
+    semantic: Literal["none", "lsa", "onnx"] | None = Field(
+        None,
+        description=(
+            "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
+            "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
+            "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen); `onnx`: the documents are "
+            "embedded by a local sentence-embedding model (`model`, `tokenizer`, each pinned by its SHA-256) "
+            "into search.vectors, fused by reciprocal rank (needs pip install -e '.[dense]')."
+        ),
+    )
+    model: str | None = Field(
+        None,
+        min_length=1,
+        description=("`semantic: onnx`: the ONNX model file (relative to toolgen.yaml); never downloaded."),
+    )
+    model_sha256: str | None = Field(
+        None, pattern=_SHA256, description="The model file's SHA-256, lower-case hex."
+    )
+    tokenizer: str | None = Field(
+        None,
+        min_length=1,
+        description=("`semantic: onnx`: the model's tokenizer.json (relative to toolgen.yaml)."),
+    )
+    tokenizer_sha256: str | None = Field(
+        None, pattern=_SHA256, description=("The tokenizer file's SHA-256, lower-case hex.")
+    )
 
     @model_validator(mode="after")
     def _dense_keys(self) -> SearchConfig:
         given = [k for k in DENSE_KEYS if getattr(self, k) is not None]
         if self.semantic == "onnx" and len(given) != len(DENSE_KEYS):
             missing = ", ".join(k for k in DENSE_KEYS if k not in given)
-            raise ValueError(f"semantic: onnx needs {missing}: the model and tokenizer files and their SHA-256 "
-                             "(sha256sum FILE)")
+            raise ValueError(
+                f"semantic: onnx needs {missing}: the model and tokenizer files and their SHA-256 "
+                "(sha256sum FILE)"
+            )
         if self.semantic != "onnx" and given:
             raise ValueError(f"{', '.join(given)} only go with semantic: onnx")
         return self
@@ -116,16 +139,33 @@ class SearchConfig(_Strict):
 class RegistryConfig(_Strict):
     """What the API's ``server.json`` for the MCP registry says (format 2025-12-11); without it none is written."""
 
-    name: str = Field(min_length=3, max_length=200, pattern=r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$", description=(
-        "Server name in reverse-DNS form, one slash: `io.github.<owner>/<name>` or `<your.domain>/<name>` "
-        "(the registry checks that you own the namespace)."))
-    version: str | None = Field(None, min_length=1, max_length=255, pattern=r"^[^\s^~<>=*]+$",
-                                description="Default: the spec's info.version. A version, never a range.")
-    description: str | None = Field(None, min_length=1, max_length=100,
-                                    description="Default: the API's title and how many tools it has.")
-    url: str | None = Field(None, pattern=r"^https?://[^\s]+$",
-                            description="Where `toolgen serve --http` answers (its /mcp endpoint): a remote.")
-    repository: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the source repository.")
+    name: str = Field(
+        min_length=3,
+        max_length=200,
+        pattern=r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$",
+        description=(
+            "Server name in reverse-DNS form, one slash: `io.github.<owner>/<name>` or `<your.domain>/<name>` "
+            "(the registry checks that you own the namespace)."
+        ),
+    )
+    version: str | None = Field(
+        None,
+        min_length=1,
+        max_length=255,
+        pattern=r"^[^\s^~<>=*]+$",
+        description="Default: the spec's info.version. A version, never a range.",
+    )
+    description: str | None = Field(
+        None, min_length=1, max_length=100, description="Default: the API's title and how many tools it has."
+    )
+    url: str | None = Field(
+        None,
+        pattern=r"^https?://[^\s]+$",
+        description="Where `toolgen serve --http` answers (its /mcp endpoint): a remote.",
+    )
+    repository: str | None = Field(
+        None, pattern=r"^https?://[^\s]+$", description="URL of the source repository."
+    )
     website: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the documentation.")
 
 
@@ -135,8 +175,12 @@ class ApiEntry(_Strict):
     out: str
     spec: str | None = None
     emit: list[KnownArtifact] | None = None
-    dialects: DialectsConfig | None = Field(None, description="This API's dialect choices (override the project's).")
-    search: SearchConfig | None = Field(None, description="This API's tool-search options (override the project's).")
+    dialects: DialectsConfig | None = Field(
+        None, description="This API's dialect choices (override the project's)."
+    )
+    search: SearchConfig | None = Field(
+        None, description="This API's tool-search options (override the project's)."
+    )
     registry: RegistryConfig | None = Field(None, description="Write server.json for the MCP registry.")
 
 
@@ -145,21 +189,33 @@ class LintConfig(_Strict):
     max_tools: int | None = Field(None, ge=1)
     max_catalog_tokens: int | None = Field(None, ge=1)
     large_output_tokens: int | None = Field(None, ge=1)
-    client_prefix: str | None = Field(None, max_length=63, description=(
-        "The prefix a client puts before every tool name (e.g. mcp__github__); it counts toward the "
-        "providers' name-length limits."))
-    max_tool_tokens: int | None = Field(None, ge=1, description="One tool's o200k tokens in any dialect "
-                                        "(`tool-too-large`).")
-    max_catalog_bytes: int | None = Field(None, ge=1, description="Compact-JSON bytes of the tools' schemas, "
-                                          "which every catalog file repeats (`catalog-too-many-bytes`).")
+    client_prefix: str | None = Field(
+        None,
+        max_length=63,
+        description=(
+            "The prefix a client puts before every tool name (e.g. mcp__github__); it counts toward the "
+            "providers' name-length limits."
+        ),
+    )
+    max_tool_tokens: int | None = Field(
+        None, ge=1, description="One tool's o200k tokens in any dialect (`tool-too-large`)."
+    )
+    max_catalog_bytes: int | None = Field(
+        None,
+        ge=1,
+        description="Compact-JSON bytes of the tools' schemas, "
+        "which every catalog file repeats (`catalog-too-many-bytes`).",
+    )
 
 
 class ProjectFile(_Strict):
     toolgen: Literal[1]
     apis: list[ApiEntry] = Field(default_factory=list)
     emit: list[KnownArtifact] = Field(default_factory=lambda: list(ALL_ARTIFACTS))
-    schema_out: str | None = Field("generated/intent-map.schema.json",
-                                   description="Where to write the intent-map JSON Schema (null: don't).")
+    schema_out: str | None = Field(
+        "generated/intent-map.schema.json",
+        description="Where to write the intent-map JSON Schema (null: don't).",
+    )
     lint: LintConfig = LintConfig()
     dialects: DialectsConfig = Field(DialectsConfig(), description="How catalogs are shaped, per dialect.")
     search: SearchConfig = Field(SearchConfig(), description="What search.json holds for tool search.")
@@ -231,14 +287,23 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         text = path.read_text(encoding="utf-8")
         root_node = read_yaml(text)
     except FileNotFoundError:
-        raise DiagnosticError([Diagnostic("project-not-found", "error", f"no project file {display}",
-                                          SourceLocation(display),
-                                          "run toolgen in the folder that holds toolgen.yaml, pass "
-                                          "--project, or build one intent map: "
-                                          "toolgen build INTENT_MAP --out DIR")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "project-not-found",
+                    "error",
+                    f"no project file {display}",
+                    SourceLocation(display),
+                    "run toolgen in the folder that holds toolgen.yaml, pass "
+                    "--project, or build one intent map: "
+                    "toolgen build INTENT_MAP --out DIR",
+                )
+            ]
+        ) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
-        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}",
-                                          SourceLocation(display))]) from None
+        raise DiagnosticError(
+            [Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]
+        ) from None
     checked_tree(root_node, text, display)  # aliases bounded before plain_yaml expands them
     data = plain_yaml(root_node)
     try:
@@ -251,29 +316,64 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
             msg = err["msg"] if err["type"] != "extra_forbidden" else f"unknown key `{tokens[-1]}`"
             if err["type"] == "value_error":  # a validator's own message, without pydantic's prefix
                 msg = str(err.get("ctx", {}).get("error", msg))
-            diags.append(Diagnostic("project-invalid", "error", f"{'.'.join(tokens) or 'toolgen.yaml'}: {msg}",
-                                    SourceLocation(display, line, col, "/" + "/".join(tokens)),
-                                    "see README.md, 'The project file'"))
+            diags.append(
+                Diagnostic(
+                    "project-invalid",
+                    "error",
+                    f"{'.'.join(tokens) or 'toolgen.yaml'}: {msg}",
+                    SourceLocation(display, line, col, "/" + "/".join(tokens)),
+                    "see README.md, 'The project file'",
+                )
+            )
         raise DiagnosticError(diags) from None
     base = path.parent
     names = [a.name for a in model.apis]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise DiagnosticError([Diagnostic("project-invalid", "error", f"API name {dup[0]!r} is listed twice",
-                                          SourceLocation(display), "give every API a distinct name")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "project-invalid",
+                    "error",
+                    f"API name {dup[0]!r} is listed twice",
+                    SourceLocation(display),
+                    "give every API a distinct name",
+                )
+            ]
+        )
     unknown = sorted(set(overrides) - set(names))
     if unknown:
-        raise DiagnosticError([Diagnostic("spec-override-unknown", "error",
-                                          f"--spec names API {unknown[0]!r}, which {display} does not list",
-                                          SourceLocation(display), f"known APIs: {', '.join(names)}")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-override-unknown",
+                    "error",
+                    f"--spec names API {unknown[0]!r}, which {display} does not list",
+                    SourceLocation(display),
+                    f"known APIs: {', '.join(names)}",
+                )
+            ]
+        )
     targets = []
     for i, api in enumerate(model.apis):
         override = spec_override(api.name, overrides)
         spec = override if override is not None else (base / api.spec if api.spec else None)
-        gemini = ((api.dialects.gemini.parameters if api.dialects is not None else None)
-                  or model.dialects.gemini.parameters or "schema")
-        examples = next((v for v in ((api.dialects.anthropic.input_examples if api.dialects is not None else None),
-                                     model.dialects.anthropic.input_examples) if v is not None), True)
+        gemini = (
+            (api.dialects.gemini.parameters if api.dialects is not None else None)
+            or model.dialects.gemini.parameters
+            or "schema"
+        )
+        examples = next(
+            (
+                v
+                for v in (
+                    (api.dialects.anthropic.input_examples if api.dialects is not None else None),
+                    model.dialects.anthropic.input_examples,
+                )
+                if v is not None
+            ),
+            True,
+        )
         own = api.search is not None and api.search.semantic is not None
         search = api.search if own and api.search is not None else model.search
         prefix = ["apis", str(i), "search"] if own else ["search"]
@@ -281,25 +381,40 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         semantic = search.semantic
         line, col = locate_ruamel(root_node, semantic_key)
         dense = _dense_config(search, prefix, base, root_node, display) if semantic == "onnx" else None
-        targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
-                                 tuple(api.emit or model.emit), gemini,
-                                 None if semantic in (None, "none") else semantic,
-                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key)), examples,
-                                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None,
-                                 dense))
+        targets.append(
+            ApiTarget(
+                api.name,
+                base / api.intent_map,
+                base / api.out,
+                spec,
+                tuple(api.emit or model.emit),
+                gemini,
+                None if semantic in (None, "none") else semantic,
+                SourceLocation(display, line, col, "/" + "/".join(semantic_key)),
+                examples,
+                RegistryListing(**api.registry.model_dump()) if api.registry is not None else None,
+                dense,
+            )
+        )
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
 
-def _dense_config(search: SearchConfig, prefix: list[str], base: Path, root_node: object,
-                  display: str) -> DenseConfig:
+def _dense_config(
+    search: SearchConfig, prefix: list[str], base: Path, root_node: object, display: str
+) -> DenseConfig:
     """The `DenseConfig` of a `search:` block with ``semantic: onnx`` (its four keys are there: the
     model's validator requires them), each key located at `prefix` + its name."""
     at = {}
     for key in DENSE_KEYS:
         line, col = locate_ruamel(root_node, [*prefix, key])
         at[key] = SourceLocation(display, line, col, "/" + "/".join([*prefix, key]))
-    return DenseConfig(base / str(search.model), str(search.model_sha256), base / str(search.tokenizer),
-                       str(search.tokenizer_sha256), at)
+    return DenseConfig(
+        base / str(search.model),
+        str(search.model_sha256),
+        base / str(search.tokenizer),
+        str(search.tokenizer_sha256),
+        at,
+    )
 
 
 NEW_PROJECT_HEADER = """\

@@ -74,8 +74,9 @@ class Worker:
         self._conn, child = context.Pipe(duplex=True)
         # the worker gets this process's end too (fork copies every descriptor) and closes it first:
         # otherwise it would never read end-of-file if this process were killed, and wait forever
-        self._process: Any = context.Process(target=_serve, args=(child, self._conn, warm), daemon=True,
-                                             name=f"toolgen: {label}")
+        self._process: Any = context.Process(
+            target=_serve, args=(child, self._conn, warm), daemon=True, name=f"toolgen: {label}"
+        )
         self._process.start()
         child.close()
 
@@ -124,8 +125,10 @@ class Worker:
         self._process.join(timeout=10)  # reap it, to tell why it ended
         code = self._process.exitcode
         self.close()
-        return RuntimeError(f"the worker process computing {self.label} died (exit code {code}: out of "
-                            "memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline")
+        return RuntimeError(
+            f"the worker process computing {self.label} died (exit code {code}: out of "
+            "memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline"
+        )
 
     def close(self) -> None:
         """Stop the worker if it still runs (a build that failed, or needed no job, does not wait)."""
@@ -214,8 +217,16 @@ def start_worker(label: str, warm: Callable[[], object] | None = None) -> Worker
     return Worker(label, warm if len(os.sched_getaffinity(0)) > 1 else None)
 
 
-def run_with(worker: Worker | None, prepare: Prepare, each: Each, finish: Callable[[list[Any]], T], arg: Any, *,
-             size: int, min_size: int) -> Pending[T]:
+def run_with(
+    worker: Worker | None,
+    prepare: Prepare,
+    each: Each,
+    finish: Callable[[list[Any]], T],
+    arg: Any,
+    *,
+    size: int,
+    min_size: int,
+) -> Pending[T]:
     """``finish([each(x) for x in prepare(arg)])``: in `worker` when there is one and `size` (the
     work's size, say tools) is at least `min_size` (a small job costs less inline than its round
     trip); otherwise inline, on `result()`, and the worker is closed. The jobs must be pure: the

@@ -24,13 +24,19 @@ from .exits import ends_at_once
 #: command name -> (module of this package, attribute): each module is imported when its command is
 #: first looked up, so `toolgen build` does not import the runtime, the server or the eval harness
 _COMMANDS = {
-    "build": ("build_cmd", "build_command"), "schema": ("schema_cmd", "schema_command"),
-    "call": ("call", "call_command"), "serve": ("serve", "serve_command"), "lint": ("lint", "lint_command"),
-    "init": ("init_cmd", "init_command"), "describe": ("describe_cmd", "describe_command"),
+    "build": ("build_cmd", "build_command"),
+    "schema": ("schema_cmd", "schema_command"),
+    "call": ("call", "call_command"),
+    "serve": ("serve", "serve_command"),
+    "lint": ("lint", "lint_command"),
+    "init": ("init_cmd", "init_command"),
+    "describe": ("describe_cmd", "describe_command"),
     "diff": ("diff_cmd", "diff_command"),
     "vendor": ("vendor", "vendor_command"),
-    "search": ("search_cmd", "search_command"), "catalog": ("catalog", "catalog_command"),
-    "approve": ("approve", "approve_command"), "eval": ("eval", "eval_group"),
+    "search": ("search_cmd", "search_command"),
+    "catalog": ("catalog", "catalog_command"),
+    "approve": ("approve", "approve_command"),
+    "eval": ("eval", "eval_group"),
 }
 
 

@@ -41,21 +41,56 @@ from .terminal import terminal_safe
 @click.argument("api_or_dir")
 @click.argument("record_tool")
 @click.argument("preview_id")
-@click.option("--by", "approved_by", required=True, help="Who approves (recorded in the audit log of the call).")
-@click.option("--actor", "actor_id", required=True,
-              help="The actor that made the preview (its token's actor; `mcp` for a stdio server by default).")
-@click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL",
-              help=RECEIPTS_HELP + " Must be the server's store.")
+@click.option(
+    "--by", "approved_by", required=True, help="Who approves (recorded in the audit log of the call)."
+)
+@click.option(
+    "--actor",
+    "actor_id",
+    required=True,
+    help="The actor that made the preview (its token's actor; `mcp` for a stdio server by default).",
+)
+@click.option(
+    "--receipts",
+    "receipts_spec",
+    default=None,
+    metavar="PATH_OR_URL",
+    help=RECEIPTS_HELP + " Must be the server's store.",
+)
 @click.option("--base-url", default=None, help="The server's --base-url, if it sets one.")
-@click.option("--audit-log", type=click.Path(path_type=Path), default=None,
-              help="Append the issue's audit event as a JSON line to this file (e.g. the server's --audit-log).")
-@click.option("--ttl", "ttl_s", type=click.FloatRange(min=1, max=MAX_APPROVAL_TTL_S), default=DEFAULT_APPROVAL_TTL_S,
-              show_default=True, help="Seconds the approval stays usable.")
-@click.option("--yes", is_flag=True, default=False, help="Approve without asking (the request is still printed).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def approve_command(api_or_dir: str, record_tool: str, preview_id: str, approved_by: str, actor_id: str,
-                    receipts_spec: str | None, base_url: str | None, audit_log: Path | None, ttl_s: float, yes: bool,
-                    output_format: str) -> None:
+@click.option(
+    "--audit-log",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Append the issue's audit event as a JSON line to this file (e.g. the server's --audit-log).",
+)
+@click.option(
+    "--ttl",
+    "ttl_s",
+    type=click.FloatRange(min=1, max=MAX_APPROVAL_TTL_S),
+    default=DEFAULT_APPROVAL_TTL_S,
+    show_default=True,
+    help="Seconds the approval stays usable.",
+)
+@click.option(
+    "--yes", is_flag=True, default=False, help="Approve without asking (the request is still printed)."
+)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def approve_command(
+    api_or_dir: str,
+    record_tool: str,
+    preview_id: str,
+    approved_by: str,
+    actor_id: str,
+    receipts_spec: str | None,
+    base_url: str | None,
+    audit_log: Path | None,
+    ttl_s: float,
+    yes: bool,
+    output_format: str,
+) -> None:
     """Show a stored preview's request, ask for confirmation, and issue an approval_id for it."""
     if not approved_by.strip():
         _exit(2, "--by must name the approver")
@@ -68,24 +103,39 @@ def approve_command(api_or_dir: str, record_tool: str, preview_id: str, approved
         as_json = output_format == "json"
         shown = json.dumps(request, indent=2, ensure_ascii=False)
         _say(f"{record_tool} would send, for actor {actor_id!r}:\n{shown}", err=as_json)
-        if not yes and not click.confirm(terminal_safe(f"Approve this request as {approved_by!r}?"), default=False,
-                                         err=True):
+        if not yes and not click.confirm(
+            terminal_safe(f"Approve this request as {approved_by!r}?"), default=False, err=True
+        ):
             _exit(1, "not approved")
         try:
-            approval_id = registry.issue_approval(record_tool, preview_id, approved_by=approved_by, actor=actor_id,
-                                                  ttl_s=ttl_s)
+            approval_id = registry.issue_approval(
+                record_tool, preview_id, approved_by=approved_by, actor=actor_id, ttl_s=ttl_s
+            )
         except ToolError as exc:
             _exit(1, exc.message, exc.next_step)
         except ValueError as exc:
             _exit(2, str(exc))
         if as_json:
-            _say(json.dumps({"approval_id": approval_id, "preview_id": preview_id, "record_tool": record_tool,
-                                   "actor": actor_id, "approved_by": approved_by, "expires_in_s": ttl_s,
-                                   "request": request}, ensure_ascii=False))
+            _say(
+                json.dumps(
+                    {
+                        "approval_id": approval_id,
+                        "preview_id": preview_id,
+                        "record_tool": record_tool,
+                        "actor": actor_id,
+                        "approved_by": approved_by,
+                        "expires_in_s": ttl_s,
+                        "request": request,
+                    },
+                    ensure_ascii=False,
+                )
+            )
         else:
             _say(f"approval_id: {approval_id}")
-            _say(f"(valid {ttl_s:g} s, once, for {record_tool} {preview_id[:24]}… by actor {actor_id!r})",
-                       err=True)
+            _say(
+                f"(valid {ttl_s:g} s, once, for {record_tool} {preview_id[:24]}… by actor {actor_id!r})",
+                err=True,
+            )
     finally:
         registry.close()
 

@@ -72,8 +72,14 @@ class _TerminalProgress:
         from rich.markup import escape
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=self.console, transient=True) as bar:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        ) as bar:
             task = bar.add_task(escape(label), total=None)
             last = [0.0]
 
@@ -96,11 +102,20 @@ def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
     return lambda line: click.echo(line, err=True)
 
 
-def _build_one_map(intent_map: Path, out: Path, project_file: Path | None, single: str | None,
-                   named: dict[str, str], artifacts: tuple[Artifact, ...], no_cache: bool,
-                   progress: Any) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
+def _build_one_map(
+    intent_map: Path,
+    out: Path,
+    project_file: Path | None,
+    single: str | None,
+    named: dict[str, str],
+    artifacts: tuple[Artifact, ...],
+    no_cache: bool,
+    progress: Any,
+) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
     """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it."""
-    base, kwargs = _single_arguments(intent_map, project_file, Path(single) if single else None, named, artifacts)
+    base, kwargs = _single_arguments(
+        intent_map, project_file, Path(single) if single else None, named, artifacts
+    )
     cache = None if no_cache else Cache.for_project(base)
     key = inputs_key(intent_map, **kwargs, cache=cache) if cache is not None else None
     found = fresh(cache, key, out)
@@ -108,14 +123,26 @@ def _build_one_map(intent_map: Path, out: Path, project_file: Path | None, singl
         return [], [], [found]
     build = build_api(intent_map, out, progress=progress, cache=cache, **kwargs)
     if not build.errors and cache is not None:
-        remember(cache, key, build.name, build.files, build.diagnostics, len(build.ir.tools),
-                 inputs_key(intent_map, **kwargs, cache=cache))
+        remember(
+            cache,
+            key,
+            build.name,
+            build.files,
+            build.diagnostics,
+            len(build.ir.tools),
+            inputs_key(intent_map, **kwargs, cache=cache),
+        )
     return [Output(out, build.files)], [build], []
 
 
-def _build_the_project(project_file: Path | None, named: dict[str, str], api_name: str | None,
-                       artifacts: tuple[Artifact, ...] | None, no_cache: bool,
-                       progress: Any) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
+def _build_the_project(
+    project_file: Path | None,
+    named: dict[str, str],
+    api_name: str | None,
+    artifacts: tuple[Artifact, ...] | None,
+    no_cache: bool,
+    progress: Any,
+) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
     vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
     project (the order its findings are printed in)."""
@@ -128,34 +155,74 @@ def _build_the_project(project_file: Path | None, named: dict[str, str], api_nam
     keys = _project_keys(project, cache) if cache is not None else {}
     reused = [r for t in project.targets if (r := fresh(cache, keys.get(t.name), t.out)) is not None]
     done = {r.name for r in reused}
-    outputs, builds = build_project(replace(project, targets=[t for t in project.targets if t.name not in done]),
-                                    progress=progress, cache=cache)
+    outputs, builds = build_project(
+        replace(project, targets=[t for t in project.targets if t.name not in done]),
+        progress=progress,
+        cache=cache,
+    )
     if cache is not None and builds:
         after = _project_keys(project, cache)
         for b in builds:
             if not b.errors:
-                remember(cache, keys.get(b.name), b.name, b.files, b.diagnostics, len(b.ir.tools), after.get(b.name))
+                remember(
+                    cache,
+                    keys.get(b.name),
+                    b.name,
+                    b.files,
+                    b.diagnostics,
+                    len(b.ir.tools),
+                    after.get(b.name),
+                )
     return outputs, builds, reused, {t.name: i for i, t in enumerate(project.targets)}
 
 
 @click.command("build")
 @click.argument("target", required=False, metavar="[NAME | INTENT_MAP]")
-@click.option("--api", "api_name", default=None, metavar="NAME", help="Build only this API of the project file.")
+@click.option(
+    "--api", "api_name", default=None, metavar="NAME", help="Build only this API of the project file."
+)
 @click.option("--out", type=click.Path(path_type=Path), help="Output folder when building one INTENT_MAP.")
-@click.option("--spec", "specs", multiple=True, metavar="[NAME=]PATH",
-              help="Spec override: PATH for a single intent map, NAME=PATH for an API of the project. "
-                   "Env: TOOLGEN_SPEC_<NAME>.")
-@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
-              help="Project file (default: ./toolgen.yaml).")
+@click.option(
+    "--spec",
+    "specs",
+    multiple=True,
+    metavar="[NAME=]PATH",
+    help="Spec override: PATH for a single intent map, NAME=PATH for an API of the project. "
+    "Env: TOOLGEN_SPEC_<NAME>.",
+)
+@click.option(
+    "--project",
+    "project_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Project file (default: ./toolgen.yaml).",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff if generated files are stale.")
-@click.option("--emit", "emit", default=None, metavar="LIST",
-              help="Comma-separated artifacts: openai,anthropic,mcp,gemini,policy,report,python (default: all).")
+@click.option(
+    "--emit",
+    "emit",
+    default=None,
+    metavar="LIST",
+    help="Comma-separated artifacts: openai,anthropic,mcp,gemini,policy,report,python (default: all).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
-@click.option("--no-cache", is_flag=True,
-              help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).",
+)
 @guarded
-def build_command(target: str | None, api_name: str | None, out: Path | None, specs: tuple[str, ...],
-                  project_file: Path | None, check: bool, emit: str | None, quiet: bool, no_cache: bool) -> None:
+def build_command(
+    target: str | None,
+    api_name: str | None,
+    out: Path | None,
+    specs: tuple[str, ...],
+    project_file: Path | None,
+    check: bool,
+    emit: str | None,
+    quiet: bool,
+    no_cache: bool,
+) -> None:
     """Build generated/ for every API of the project, one API of it (NAME or --api NAME), or one
     INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build.
 
@@ -168,33 +235,44 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
     intent_map: Path | None = None
     if target is not None and api_name is not None:
         raise click.UsageError("pass an API name or an intent map, not both")
-    if target is not None and (out is not None or Path(target).is_file() or target.endswith((".yaml", ".yml"))):
+    if target is not None and (
+        out is not None or Path(target).is_file() or target.endswith((".yaml", ".yml"))
+    ):
         intent_map = Path(target)
     elif target is not None:
         api_name = target
     if intent_map is not None:
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
-        outputs, builds, reused = _build_one_map(intent_map, out, project_file, single, named, artifacts,
-                                                 no_cache, progress)
+        outputs, builds, reused = _build_one_map(
+            intent_map, out, project_file, single, named, artifacts, no_cache, progress
+        )
         order: dict[str, int] = {}
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
-        outputs, builds, reused, order = _build_the_project(project_file, named, api_name,
-                                                            artifacts if emit else None, no_cache, progress)
+        outputs, builds, reused, order = _build_the_project(
+            project_file, named, api_name, artifacts if emit else None, no_cache, progress
+        )
     if progress:
         for r in reused:
-            progress(f"{r.name}: unchanged since the last build (the build cache): {r.files} files in "
-                     f"{display_path(r.out)}")
+            progress(
+                f"{r.name}: unchanged since the last build (the build cache): {r.files} files in "
+                f"{display_path(r.out)}"
+            )
     # the project's order, whichever of its APIs the manifest answered: what a build without the cache prints
-    everything: list[ApiBuild | Reused] = sorted([*builds, *reused], key=lambda b: order.get(b.name, len(order)))
+    everything: list[ApiBuild | Reused] = sorted(
+        [*builds, *reused], key=lambda b: order.get(b.name, len(order))
+    )
     findings = [d for b in everything for d in b.diagnostics if not quiet or d.severity != "info"]
     print_diagnostics(findings)
     errors = sum(len(b.errors) for b in builds)
     if errors:
-        click.echo(f"toolgen: {errors} error{_s(errors)} (see above; `toolgen lint` explains each rule); "
-                   "nothing was written.", err=True)
+        click.echo(
+            f"toolgen: {errors} error{_s(errors)} (see above; `toolgen lint` explains each rule); "
+            "nothing was written.",
+            err=True,
+        )
         sys.exit(ExitCode.CHECK_FAILED)
     if check:
         _check(outputs, len(builds) + len(reused), quiet)
@@ -209,15 +287,20 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
     if progress:
         for b in builds:
             n = _count(b, "warning")
-            progress(f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, "
-                     f"{n} warning{_s(n)})")
+            progress(
+                f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, "
+                f"{n} warning{_s(n)})"
+            )
     if not quiet:
         warned = sum(_count(b, "warning") for b in everything)
         info = sum(_count(b, "info") for b in everything)
         tools = sum(len(b.ir.tools) for b in builds) + sum(r.tools for r in reused)
-        click.echo(f"toolgen: built {len(everything)} API{_s(len(everything))}, "
-                   f"{tools} tools, {warned} warning{_s(warned)}, {info} info "
-                   "(see REPORT.md).", err=True)
+        click.echo(
+            f"toolgen: built {len(everything)} API{_s(len(everything))}, "
+            f"{tools} tools, {warned} warning{_s(warned)}, {info} info "
+            "(see REPORT.md).",
+            err=True,
+        )
 
 
 def _artifacts(emit: str | None) -> tuple[Artifact, ...]:
@@ -228,8 +311,9 @@ def _artifacts(emit: str | None) -> tuple[Artifact, ...]:
     wanted = [a.strip() for a in emit.split(",") if a.strip()]
     bad = [a for a in wanted if a not in ALL_ARTIFACTS]
     if bad:
-        raise click.BadParameter(f"unknown artifact {bad[0]!r}; choose from {', '.join(ALL_ARTIFACTS)}",
-                                 param_hint="--emit")
+        raise click.BadParameter(
+            f"unknown artifact {bad[0]!r}; choose from {', '.join(ALL_ARTIFACTS)}", param_hint="--emit"
+        )
     return tuple(a for a in ALL_ARTIFACTS if a in wanted)
 
 
@@ -240,8 +324,11 @@ def _check(outputs: list[Output], apis: int, quiet: bool) -> None:
     if drifts:
         for drift in drifts:
             click.echo(drift.diff, err=True, nl=False)
-        click.echo(f"toolgen: generated files are stale ({len(drifts)} file"
-                   f"{'s' if len(drifts) != 1 else ''}); run `toolgen build` and commit the result.", err=True)
+        click.echo(
+            f"toolgen: generated files are stale ({len(drifts)} file"
+            f"{'s' if len(drifts) != 1 else ''}); run `toolgen build` and commit the result.",
+            err=True,
+        )
         sys.exit(ExitCode.CHECK_FAILED)
     if not quiet:
         click.echo(f"toolgen: generated files are up to date ({apis} API{_s(apis)}).", err=True)
@@ -261,10 +348,18 @@ def _only(project: Project, name: str) -> Project:
     if not targets:
         display = display_path(project.file) if project.file else PROJECT_FILE
         known = ", ".join(t.name for t in project.targets) or "none"
-        raise DiagnosticError([Diagnostic(
-            "api-unknown", "error", f"{display} lists no API named {name!r}", SourceLocation(display),
-            f"known APIs: {known}; to build an intent map the project does not list: "
-            "toolgen build INTENT_MAP --out DIR")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "api-unknown",
+                    "error",
+                    f"{display} lists no API named {name!r}",
+                    SourceLocation(display),
+                    f"known APIs: {known}; to build an intent map the project does not list: "
+                    "toolgen build INTENT_MAP --out DIR",
+                )
+            ]
+        )
     return replace(project, targets=targets, schema_out=None)
 
 
@@ -279,24 +374,48 @@ def _project_keys(project: Project, cache: Cache | None) -> dict[str, str | None
     """API name -> `inputs_key` of its build, as `build_project` builds it (`cache`: where the
     intent maps' facts the keys read are remembered)."""
     settings = LintSettings.from_config(project.lint)
-    return {t.name: inputs_key(t.intent_map, name=t.name, spec=t.spec, emit=t.emit, base=project.root,
-                               lint=settings, dialect_options=target_options(t), cache=cache)
-            for t in project.targets}
+    return {
+        t.name: inputs_key(
+            t.intent_map,
+            name=t.name,
+            spec=t.spec,
+            emit=t.emit,
+            base=project.root,
+            lint=settings,
+            dialect_options=target_options(t),
+            cache=cache,
+        )
+        for t in project.targets
+    }
 
 
-def _single_arguments(intent_map: Path, project_file: Path | None, spec: Path | None, named: dict[str, str],
-                      artifacts: tuple[Artifact, ...]) -> tuple[Path | None, dict[str, Any]]:
+def _single_arguments(
+    intent_map: Path,
+    project_file: Path | None,
+    spec: Path | None,
+    named: dict[str, str],
+    artifacts: tuple[Artifact, ...],
+) -> tuple[Path | None, dict[str, Any]]:
     """The project root (None outside a project) and the arguments of `build_api` for one intent
     map, built as the project build would build it: relative to the project root, and, when the
     project lists the map, under its API name, spec and lint settings."""
     pf = project_file or find_project_file(intent_map)
-    project = load_project(pf, {k: v for k, v in named.items() if k in _api_names(pf)}) if pf is not None else None
+    project = (
+        load_project(pf, {k: v for k, v in named.items() if k in _api_names(pf)}) if pf is not None else None
+    )
     base = project.root if project is not None else None  # outside a project: named by file name
     settings = LintSettings.from_config(project.lint if project is not None else None)
     listed = None
     if project is not None:
         listed = next((t for t in project.targets if t.intent_map.resolve() == intent_map.resolve()), None)
     if listed is not None:
-        return base, {"name": listed.name, "spec": spec or listed.spec, "emit": artifacts, "base": base,
-                      "spec_overrides": named, "lint": settings, "dialect_options": target_options(listed)}
+        return base, {
+            "name": listed.name,
+            "spec": spec or listed.spec,
+            "emit": artifacts,
+            "base": base,
+            "spec_overrides": named,
+            "lint": settings,
+            "dialect_options": target_options(listed),
+        }
     return base, {"spec": spec, "emit": artifacts, "base": base, "spec_overrides": named, "lint": settings}

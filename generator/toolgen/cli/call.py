@@ -56,8 +56,10 @@ from ..runtime.stores import (
     receipts_from_url,
 )
 
-RECEIPTS_HELP = ("Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB or "
-                 "postgresql://HOST/DB (shared by many workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+RECEIPTS_HELP = (
+    "Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB or "
+    "postgresql://HOST/DB (shared by many workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3)."
+)
 
 
 _QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
@@ -99,7 +101,11 @@ def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     information, or a ``password=`` query parameter) and the text holds it or any piece of it (a URL
     parser quotes what it could not read, e.g. the part of ``redis://:p/w@host`` it took for a
     port), so no message ever carries a password."""
-    detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, ImportError, OSError)) else str(exc)
+    detail = (
+        f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, (ValueError, ImportError, OSError))
+        else str(exc)
+    )
     _, sep, rest = spec.partition("://")
     secrets_in_url = [m.group(1) for m in re.finditer(r"[?&]password=([^&#]*)", rest, re.IGNORECASE)]
     if sep and "@" in rest:
@@ -150,8 +156,14 @@ def package_folder(command: str, api_or_dir: str) -> Path:
         sys.exit(2)
 
 
-def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_spec: str | None,
-                  audit_log: Path | None, approvals: str = "client") -> Registry:
+def open_registry(
+    command: str,
+    api_or_dir: str,
+    base_url: str | None,
+    receipts_spec: str | None,
+    audit_log: Path | None,
+    approvals: str = "client",
+) -> Registry:
     """The registry behind `toolgen call` / `serve` / `approve`: the generated package (name or
     folder), its receipt store (path or URL), audit sink and approvals mode (``client`` or
     ``issued``). A bad argument prints one line naming `command` and exits 2."""
@@ -177,7 +189,15 @@ def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_
 
 
 _EXAMPLE_HOSTS = {"example.com", "example.org", "example.net", "localhost", "127.0.0.1", "::1", "0.0.0.0"}
-_EXAMPLE_SUFFIXES = (".example.com", ".example.org", ".example.net", ".example", ".test", ".invalid", ".localhost")
+_EXAMPLE_SUFFIXES = (
+    ".example.com",
+    ".example.org",
+    ".example.net",
+    ".example",
+    ".test",
+    ".invalid",
+    ".localhost",
+)
 
 
 def placeholder_base_url(url: str) -> str | None:
@@ -200,8 +220,13 @@ def placeholder_base_url(url: str) -> str | None:
     return None
 
 
-def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[str] | None = None,
-                     environ: dict[str, str] | None = None) -> list[str]:
+def startup_warnings(
+    registry: Registry,
+    *,
+    base_url_given: bool,
+    tools: list[str] | None = None,
+    environ: dict[str, str] | None = None,
+) -> list[str]:
     """What an operator should know before the first call: tools whose secrets are not set (they will
     answer `missing_credential`), secrets shorter than `SHORT_SECRET` characters, and a base URL that looks like the spec's example server when
     --base-url was not given. `tools` limits the secret check (default: every tool)."""
@@ -222,17 +247,23 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
     if blocked:
         names = sorted(blocked)
         tools_blocked = sorted({t for ts in blocked.values() for t in ts})
-        shown = ", ".join(tools_blocked[:5]) + (f" and {len(tools_blocked) - 5} more" if len(tools_blocked) > 5 else "")
-        out.append(f"the secret{'s' if len(names) != 1 else ''} {', '.join(names)} "
-                   f"{'are' if len(names) != 1 else 'is'} not set: {shown} will answer missing_credential "
-                   f"(set {' or '.join(names)} in the environment)")
+        shown = ", ".join(tools_blocked[:5]) + (
+            f" and {len(tools_blocked) - 5} more" if len(tools_blocked) > 5 else ""
+        )
+        out.append(
+            f"the secret{'s' if len(names) != 1 else ''} {', '.join(names)} "
+            f"{'are' if len(names) != 1 else 'is'} not set: {shown} will answer missing_credential "
+            f"(set {' or '.join(names)} in the environment)"
+        )
     out += _short_secret_warnings(registry, tools, env)
     if not base_url_given:
         why = placeholder_base_url(registry.base_url)
         if why is not None:
-            out.append(f"calling {scrub_url(registry.base_url) if registry.base_url else '(no base URL)'}, the "
-                       f"policy's base URL (from the spec's servers), which {why}; pass --base-url if the "
-                       "API runs elsewhere")
+            out.append(
+                f"calling {scrub_url(registry.base_url) if registry.base_url else '(no base URL)'}, the "
+                f"policy's base URL (from the spec's servers), which {why}; pass --base-url if the "
+                "API runs elsewhere"
+            )
     return out
 
 
@@ -252,9 +283,12 @@ def _short_secret_warnings(registry: Registry, tools: list[str] | None, env: dic
             value = env.get(secret) if secret else None
             if value and len(value) < SHORT_SECRET:
                 short[secret] = len(value)
-    return [f"the secret {secret} is {n} character{'s' if n != 1 else ''} long, which is short: every occurrence "
-            "of a secret in an answer or error is replaced by [redacted], so a short one garbles answers (and a "
-            "short credential is guessable); set the real credential" for secret, n in sorted(short.items())]
+    return [
+        f"the secret {secret} is {n} character{'s' if n != 1 else ''} long, which is short: every occurrence "
+        "of a secret in an answer or error is replaced by [redacted], so a short one garbles answers (and a "
+        "short credential is guessable); set the real credential"
+        for secret, n in sorted(short.items())
+    ]
 
 
 def _stores_preview(registry: Registry, tool: str) -> bool:
@@ -277,28 +311,58 @@ def _read_args(value: str) -> object:
 @click.command("call")
 @click.argument("api_or_dir")
 @click.argument("tool")
-@click.option("--args", "args_text", default="{}", show_default=True,
-              help="Tool arguments as a JSON object; '-' reads stdin, '@FILE' reads a file.")
+@click.option(
+    "--args",
+    "args_text",
+    default="{}",
+    show_default=True,
+    help="Tool arguments as a JSON object; '-' reads stdin, '@FILE' reads a file.",
+)
 @click.option("--scopes", default=None, help="Comma-separated scopes the actor holds (env: TOOLGEN_SCOPES).")
-@click.option("--actor", "actor_id", default="cli", show_default=True, help="Actor id for audit and receipts.")
+@click.option(
+    "--actor", "actor_id", default="cli", show_default=True, help="Actor id for audit and receipts."
+)
 @click.option("--approve", "preview_id", default=None, help="An approved preview_id (record tools).")
-@click.option("--approval-id", default=None,
-              help="Id of this approval: an approval is spent on one action; a second approval of the same "
-                   "preview needs its own id.")
+@click.option(
+    "--approval-id",
+    default=None,
+    help="Id of this approval: an approval is spent on one action; a second approval of the same "
+    "preview needs its own id.",
+)
 @click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
-@click.option("--audit-log", type=click.Path(path_type=Path), default=None,
-              help="Append audit events as JSON lines to this file.")
-@click.option("--dialect", type=click.Choice(names()), default=None,
-              help="The catalog the arguments were written against; its argument rewrites are undone first.")
-def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None, actor_id: str,
-                 preview_id: str | None, approval_id: str | None, base_url: str | None,
-                 receipts_spec: str | None, audit_log: Path | None, dialect: str | None) -> None:
+@click.option(
+    "--audit-log",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Append audit events as JSON lines to this file.",
+)
+@click.option(
+    "--dialect",
+    type=click.Choice(names()),
+    default=None,
+    help="The catalog the arguments were written against; its argument rewrites are undone first.",
+)
+def call_command(
+    api_or_dir: str,
+    tool: str,
+    args_text: str,
+    scopes: str | None,
+    actor_id: str,
+    preview_id: str | None,
+    approval_id: str | None,
+    base_url: str | None,
+    receipts_spec: str | None,
+    audit_log: Path | None,
+    dialect: str | None,
+) -> None:
     """Run TOOL of a generated package against its API and print the structured result as JSON."""
     try:
         args = _read_args(args_text)
     except RecursionError:
-        click.echo("toolgen call: --args is nested too deeply to read (arguments may nest 64 levels)", err=True)
+        click.echo(
+            "toolgen call: --args is nested too deeply to read (arguments may nest 64 levels)", err=True
+        )
         sys.exit(2)
     except (ValueError, OSError) as exc:
         click.echo(f"toolgen call: --args is not valid JSON: {exc}", err=True)
@@ -309,19 +373,29 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
     registry = open_registry("call", api_or_dir, base_url, receipts_spec, audit_log)
     with registry:
         if tool not in registry.specs:
-            click.echo(f"toolgen call: unknown tool {tool!r}; available: {', '.join(registry.tool_names())}",
-                       err=True)
+            click.echo(
+                f"toolgen call: unknown tool {tool!r}; available: {', '.join(registry.tool_names())}",
+                err=True,
+            )
             sys.exit(2)
         for warning in startup_warnings(registry, base_url_given=base_url is not None, tools=[tool]):
             click.echo(f"toolgen call: warning: {warning}", err=True)
         if isinstance(registry.receipts, MemoryReceiptStore) and _stores_preview(registry, tool):
-            click.echo(f"toolgen call: warning: {tool}'s record tool executes the stored preview, but the "
-                       "memory:// store forgets it when this command exits; use a SQLite file or Redis",
-                       err=True)
+            click.echo(
+                f"toolgen call: warning: {tool}'s record tool executes the stored preview, but the "
+                "memory:// store forgets it when this command exits; use a SQLite file or Redis",
+                err=True,
+            )
         try:
-            result = registry.call(tool, args, actor=Actor.of(actor_id, parse_scopes(scopes)),
-                                   approval=Approval(preview_id, approved_by=actor_id, approval_id=approval_id)
-                                   if preview_id else None, dialect=dialect)
+            result = registry.call(
+                tool,
+                args,
+                actor=Actor.of(actor_id, parse_scopes(scopes)),
+                approval=Approval(preview_id, approved_by=actor_id, approval_id=approval_id)
+                if preview_id
+                else None,
+                dialect=dialect,
+            )
         except Exception as exc:  # noqa: BLE001 - tool failures are data; anything raised here is a bug
             click.echo(f"toolgen call: internal error ({type(exc).__name__})", err=True)
             sys.exit(3)

@@ -44,15 +44,32 @@ CATALOGS = tuple(f.removesuffix(".json") for f in catalog_files())
 
 @click.command("catalog")
 @click.argument("api_or_dir")
-@click.option("--dialect", type=click.Choice(CATALOGS), default="mcp", show_default=True,
-              help="Which catalog of the package (<dialect>.json; openai.responses: the Responses catalog).")
-@click.option("--scopes", required=True,
-              help='Comma-separated scopes of the caller; only tools they allow are kept ("" for none).')
-@click.option("--toolset", default=None,
-              help="Of a catalog split into parts (anthropic over 10,000 tools): the part holding this toolset.")
-@click.option("--part", type=click.IntRange(min=1), default=None,
-              help="Of a catalog split into parts: the part numbered K (<dialect>.K.json).")
-def catalog_command(api_or_dir: str, dialect: str, scopes: str, toolset: str | None, part: int | None) -> None:
+@click.option(
+    "--dialect",
+    type=click.Choice(CATALOGS),
+    default="mcp",
+    show_default=True,
+    help="Which catalog of the package (<dialect>.json; openai.responses: the Responses catalog).",
+)
+@click.option(
+    "--scopes",
+    required=True,
+    help='Comma-separated scopes of the caller; only tools they allow are kept ("" for none).',
+)
+@click.option(
+    "--toolset",
+    default=None,
+    help="Of a catalog split into parts (anthropic over 10,000 tools): the part holding this toolset.",
+)
+@click.option(
+    "--part",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Of a catalog split into parts: the part numbered K (<dialect>.K.json).",
+)
+def catalog_command(
+    api_or_dir: str, dialect: str, scopes: str, toolset: str | None, part: int | None
+) -> None:
     """Print a package's catalog in one dialect, holding only the tools SCOPES allow."""
     folder = package_folder("catalog", api_or_dir)
     if toolset is not None and part is not None:

@@ -69,16 +69,33 @@ class WriterChoice:
 def writer_options(func: F) -> F:
     """The writer's options, shared by `toolgen describe` and `toolgen init --describe`."""
     options = [
-        click.option("--provider", type=click.Choice(PROVIDERS), default=None,
-                     help="The provider whose model drafts the expansions (as `toolgen eval run`)."),
+        click.option(
+            "--provider",
+            type=click.Choice(PROVIDERS),
+            default=None,
+            help="The provider whose model drafts the expansions (as `toolgen eval run`).",
+        ),
         click.option("--model", default=None, help="Model name as the provider spells it."),
-        click.option("--base-url", default=None, help="Provider endpoint (needed for openai-compatible servers)."),
-        click.option("--api-key-env", default=None,
-                     help="Environment variable holding the API key (default per provider)."),
-        click.option("--record", type=click.Path(path_type=Path), default=None,
-                     help="Keep every exchange with the provider in this JSON file (replayable offline)."),
-        click.option("--replay", type=click.Path(path_type=Path), default=None,
-                     help="Answer every request from this recorded file; sends nothing to a provider."),
+        click.option(
+            "--base-url", default=None, help="Provider endpoint (needed for openai-compatible servers)."
+        ),
+        click.option(
+            "--api-key-env",
+            default=None,
+            help="Environment variable holding the API key (default per provider).",
+        ),
+        click.option(
+            "--record",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="Keep every exchange with the provider in this JSON file (replayable offline).",
+        ),
+        click.option(
+            "--replay",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="Answer every request from this recorded file; sends nothing to a provider.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -88,13 +105,30 @@ def writer_options(func: F) -> F:
 def describe_options(func: F) -> F:
     """The bounds of a describe run (`toolgen.scaffold.describe.DescribeOptions`)."""
     options = [
-        click.option("--max-tools", type=click.IntRange(min=1), default=100, show_default=True,
-                     help="The most tools drafted in one run (run again for the rest)."),
-        click.option("--batch", type=click.IntRange(1, 50), default=10, show_default=True,
-                     help="Tools per request to the model."),
-        click.option("--examples", type=click.IntRange(1, MAX_DRAFTED), default=3, show_default=True,
-                     help="Requests drafted per tool."),
-        click.option("--replace", is_flag=True, help="Draft tools that already have expansions too, replacing them."),
+        click.option(
+            "--max-tools",
+            type=click.IntRange(min=1),
+            default=100,
+            show_default=True,
+            help="The most tools drafted in one run (run again for the rest).",
+        ),
+        click.option(
+            "--batch",
+            type=click.IntRange(1, 50),
+            default=10,
+            show_default=True,
+            help="Tools per request to the model.",
+        ),
+        click.option(
+            "--examples",
+            type=click.IntRange(1, MAX_DRAFTED),
+            default=3,
+            show_default=True,
+            help="Requests drafted per tool.",
+        ),
+        click.option(
+            "--replace", is_flag=True, help="Draft tools that already have expansions too, replacing them."
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -103,22 +137,43 @@ def describe_options(func: F) -> F:
 
 @click.command("describe")
 @click.argument("intent_map", type=click.Path(path_type=Path))
-@click.option("--spec", "spec", type=click.Path(path_type=Path), default=None,
-              help="The spec, when not the intent map's `spec:`.")
+@click.option(
+    "--spec",
+    "spec",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The spec, when not the intent map's `spec:`.",
+)
 @writer_options
 @describe_options
 @guarded
-def describe_command(intent_map: Path, spec: Path | None, provider: str | None, model: str | None,
-                     base_url: str | None, api_key_env: str | None, record: Path | None, replay: Path | None,
-                     max_tools: int, batch: int, examples: int, replace: bool) -> None:
+def describe_command(
+    intent_map: Path,
+    spec: Path | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    record: Path | None,
+    replay: Path | None,
+    max_tools: int,
+    batch: int,
+    examples: int,
+    replace: bool,
+) -> None:
     """Draft search expansions (examples, use_when, not_for) for the intents of INTENT_MAP that lack them."""
     choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
-    run_describe(intent_map, spec, choice, DescribeOptions(max_tools, batch, examples, replace), "toolgen describe")
+    run_describe(
+        intent_map, spec, choice, DescribeOptions(max_tools, batch, examples, replace), "toolgen describe"
+    )
 
 
 def _fail(command: str, message: str) -> None:
-    after = ("the draft intent map was written without search expansions (`toolgen describe` drafts them)"
-             if command == INIT_COMMAND else "nothing was written")
+    after = (
+        "the draft intent map was written without search expansions (`toolgen describe` drafts them)"
+        if command == INIT_COMMAND
+        else "nothing was written"
+    )
     click.echo(terminal_safe(f"{command}: {message}; {after}."), err=True)
     sys.exit(ExitCode.BAD_INPUT)
 
@@ -136,8 +191,11 @@ def _require_sdk(command: str, provider: str) -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            _fail(command, f"the {provider} provider needs the {module!r} package, which is not installed "
-                           f"({type(exc).__name__}: {exc}); install the eval extra: " + EXTRA_HINT.format(extra="eval"))
+            _fail(
+                command,
+                f"the {provider} provider needs the {module!r} package, which is not installed "
+                f"({type(exc).__name__}: {exc}); install the eval extra: " + EXTRA_HINT.format(extra="eval"),
+            )
 
 
 def _names(keys: list[str]) -> str:
@@ -145,8 +203,9 @@ def _names(keys: list[str]) -> str:
     return shown + (f" and {len(keys) - SHOWN:,} more" if len(keys) > SHOWN else "")
 
 
-def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, options: DescribeOptions,
-                 command: str) -> None:
+def run_describe(
+    intent_map: Path, spec: Path | None, choice: WriterChoice, options: DescribeOptions, command: str
+) -> None:
     """Load the map and its spec, draft through the chosen writer and write the map (see the module
     docstring); prints on stderr. Raises `DiagnosticError` for a map or spec that cannot be loaded;
     exits 2 for a writer that cannot be made or failed."""
@@ -166,8 +225,11 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
     if not choice.configured:
         plan = plan_describe(doc, loaded, options)
         lacking = len(plan.todo) + len(plan.later)
-        click.echo(f"{command}: no writer configured (--provider and --model, or --replay FILE): nothing drafted; "
-                   f"{lacking:,} intent{'s' if lacking != 1 else ''} of {shown} lack search expansions.", err=True)
+        click.echo(
+            f"{command}: no writer configured (--provider and --model, or --replay FILE): nothing drafted; "
+            f"{lacking:,} intent{'s' if lacking != 1 else ''} of {shown} lack search expansions.",
+            err=True,
+        )
         return
     writer, transport, cassette, key = _make_writer(command, choice)
     redact = _redactor(key)
@@ -184,8 +246,12 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
 
         writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
         try:
-            Cassette(str(writer_info[0]), str(writer_info[1]), _without_userinfo(choice.base_url),
-                     [_redacted(e, redact) for e in getattr(transport, "exchanges", [])]).write(choice.record)
+            Cassette(
+                str(writer_info[0]),
+                str(writer_info[1]),
+                _without_userinfo(choice.base_url),
+                [_redacted(e, redact) for e in getattr(transport, "exchanges", [])],
+            ).write(choice.record)
         except OSError as exc:
             _fail(command, f"cannot write the recording --record {choice.record}: {exc.strerror or exc}")
     if result.text != saved.text:
@@ -265,7 +331,10 @@ def _replace_unchanged(command: str, saved: SavedMap, data: bytes, shown: str) -
     """Rename a new file holding `data`, with the map's mode, over the map, unless the map (read by
     its path, under the lock) is no longer what was read."""
     if saved.path.read_bytes() != saved.raw:
-        _fail(command, f"{shown} changed while the writer drafted (another run or an editor saved it): run again")
+        _fail(
+            command,
+            f"{shown} changed while the writer drafted (another run or an editor saved it): run again",
+        )
     mode = stat.S_IMODE(saved.path.stat().st_mode)
     fd, tmp = tempfile.mkstemp(dir=saved.path.parent, prefix=f".{saved.path.name}.", suffix=".tmp")
     try:
@@ -337,14 +406,23 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str
         assert cassette is not None
         provider, model, base_url, key = cassette.provider, cassette.model, cassette.base_url, "replay"
         if provider not in PROVIDERS:
-            _fail(command, f"{choice.replay}: the recording's writer has an unknown provider {provider!r}: "
-                           f"use one of {', '.join(PROVIDERS)}")
-        asked = {"--provider": (choice.provider, provider), "--model": (choice.model, model),
-                 "--base-url": (choice.base_url, base_url)}
+            _fail(
+                command,
+                f"{choice.replay}: the recording's writer has an unknown provider {provider!r}: "
+                f"use one of {', '.join(PROVIDERS)}",
+            )
+        asked = {
+            "--provider": (choice.provider, provider),
+            "--model": (choice.model, model),
+            "--base-url": (choice.base_url, base_url),
+        }
         for option, (given, recorded) in asked.items():
             if given is not None and given != recorded:
-                _fail(command, f"{choice.replay} recorded {option} {recorded!r}, not {given!r}: drop {option} "
-                               "to replay the recording, or record a run of the writer you name")
+                _fail(
+                    command,
+                    f"{choice.replay} recorded {option} {recorded!r}, not {given!r}: drop {option} "
+                    "to replay the recording, or record a run of the writer you name",
+                )
     else:
         assert choice.provider is not None and choice.model is not None
         provider, model, base_url = choice.provider, choice.model, choice.base_url
@@ -358,12 +436,17 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str
     from ..evals.cassette import RecordingTransport, ReplayTransport
     from ..evals.writers import make_writer
 
-    transport: httpx.BaseTransport = (ReplayTransport(cassette.exchanges) if cassette is not None
-                                      else RecordingTransport())
+    transport: httpx.BaseTransport = (
+        ReplayTransport(cassette.exchanges) if cassette is not None else RecordingTransport()
+    )
     try:
         client = httpx.Client(transport=transport, timeout=300.0)
-        return make_writer(provider, model, api_key=key or "none", base_url=base_url, http_client=client), \
-            transport, cassette, key
+        return (
+            make_writer(provider, model, api_key=key or "none", base_url=base_url, http_client=client),
+            transport,
+            cassette,
+            key,
+        )
     except ValueError as exc:
         _fail(command, str(exc))
         raise
@@ -373,11 +456,17 @@ def _report(command: str, shown: str, result: Any) -> None:
     plan = result.plan
     drafted = sorted(result.drafted)
     echo = click.echo
-    echo(f"{command}: {shown}: drafted search expansions for {len(drafted):,} intent"
-         f"{'s' if len(drafted) != 1 else ''} in {result.requests:,} request{'s' if result.requests != 1 else ''}"
-         + (f": {_names(drafted)}" if drafted else "") + ".", err=True)
+    echo(
+        f"{command}: {shown}: drafted search expansions for {len(drafted):,} intent"
+        f"{'s' if len(drafted) != 1 else ''} in {result.requests:,} request{'s' if result.requests != 1 else ''}"
+        + (f": {_names(drafted)}" if drafted else "")
+        + ".",
+        err=True,
+    )
     if plan.have:
-        echo(f"  left alone (they have expansions; --replace drafts them again): {len(plan.have):,}", err=True)
+        echo(
+            f"  left alone (they have expansions; --replace drafts them again): {len(plan.have):,}", err=True
+        )
     if plan.later:
         echo(f"  over --max-tools, for a later run: {_names(plan.later)}", err=True)
     for key, why in plan.skipped:
@@ -387,9 +476,20 @@ def _report(command: str, shown: str, result: Any) -> None:
     if len(result.dropped) > SHOWN_DROPS:
         echo(f"  and {len(result.dropped) - SHOWN_DROPS:,} more dropped from the answers", err=True)
     if drafted:
-        echo(f"Next: review each `# decide [examples-unreviewed]` mark in {shown}: keep the requests users would "
-             "say, fix or delete the rest, then delete the mark (`toolgen lint --strict` reports each until then).",
-             err=True)
+        echo(
+            f"Next: review each `# decide [examples-unreviewed]` mark in {shown}: keep the requests users would "
+            "say, fix or delete the rest, then delete the mark (`toolgen lint --strict` reports each until then).",
+            err=True,
+        )
 
 
-__all__ = ["INIT_COMMAND", "RedactingWriter", "WriterChoice", "check_writer", "describe_command", "describe_options", "run_describe", "writer_options"]
+__all__ = [
+    "INIT_COMMAND",
+    "RedactingWriter",
+    "WriterChoice",
+    "check_writer",
+    "describe_command",
+    "describe_options",
+    "run_describe",
+    "writer_options",
+]

@@ -21,13 +21,27 @@ from .exits import ExitCode, guarded, print_diagnostics
 
 @click.command("diff")
 @click.argument("refs", nargs=-1, metavar="[BASE_REF | OLD_DIR NEW_DIR]")
-@click.option("--dir", "directory", default="generated", show_default=True,
-              help="The generated folder compared at BASE_REF and in the working tree.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-@click.option("--fail-on", type=click.Choice(["risky", "any", "never"]), default="never", show_default=True,
-              help="Exit 1 when a risky change (or any change) is found.")
+@click.option(
+    "--dir",
+    "directory",
+    default="generated",
+    show_default=True,
+    help="The generated folder compared at BASE_REF and in the working tree.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["risky", "any", "never"]),
+    default="never",
+    show_default=True,
+    help="Exit 1 when a risky change (or any change) is found.",
+)
 @guarded
-def diff_command(refs: tuple[str, ...], directory: str, fmt: str, fail_on: Literal["risky", "any", "never"]) -> None:
+def diff_command(
+    refs: tuple[str, ...], directory: str, fmt: str, fail_on: Literal["risky", "any", "never"]
+) -> None:
     """Compare the generated tool surface: BASE_REF (default HEAD) vs the working tree, or OLD_DIR vs NEW_DIR.
 
     Risky changes come first: tools removed or renamed, effect widened, approval removed,

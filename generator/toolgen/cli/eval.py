@@ -52,8 +52,12 @@ def eval_group() -> None:
 
 @eval_group.command("init")
 @click.argument("api_or_dir")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Where to write the task file (default: evals/<api>.yaml).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write the task file (default: evals/<api>.yaml).",
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing task file.")
 @guarded
 def init_command(api_or_dir: str, out: Path | None, force: bool) -> None:
@@ -63,29 +67,43 @@ def init_command(api_or_dir: str, out: Path | None, force: bool) -> None:
     catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
     target = out or Path("evals") / f"{policy.get('api', folder.name)}.yaml"
     if target.exists() and not force:
-        click.echo(f"toolgen eval init: {target} exists; edit it, or pass --force to draft it again", err=True)
+        click.echo(
+            f"toolgen eval init: {target} exists; edit it, or pass --force to draft it again", err=True
+        )
         sys.exit(2)
-    package = os.path.relpath(folder.resolve(), target.parent.resolve() if target.parent.exists()
-                              else (Path.cwd() / target.parent).resolve())
+    package = os.path.relpath(
+        folder.resolve(),
+        target.parent.resolve() if target.parent.exists() else (Path.cwd() / target.parent).resolve(),
+    )
     tasks = draft_tasks(policy, catalog, package=Path(package).as_posix())
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(dump_tasks(tasks), encoding="utf-8")
-    kinds = {k: sum(1 for t in tasks.tasks if t.kind == k) for k in dict.fromkeys(t.kind for t in tasks.tasks)}
+    kinds = {
+        k: sum(1 for t in tasks.tasks if t.kind == k) for k in dict.fromkeys(t.kind for t in tasks.tasks)
+    }
     held = sum(1 for t in tasks.tasks if t.split == "held-out")
-    click.echo(f"wrote {target}: {len(tasks.tasks)} tasks ({', '.join(f'{n} {k}' for k, n in kinds.items())}); "
-               f"{held} held out. Review and edit them before you trust a score.")
+    click.echo(
+        f"wrote {target}: {len(tasks.tasks)} tasks ({', '.join(f'{n} {k}' for k, n in kinds.items())}); "
+        f"{held} held out. Review and edit them before you trust a score."
+    )
 
 
-AUDIT_HEADER = ("# toolgen eval tasks drafted by `toolgen eval from-audit` from the failed calls of an audit log\n"
-                "# (docs/eval.md). Every task is a DRAFT: write the user's real request as its prompt and check\n"
-                "# `expect` before you run it. `split` follows the fixed hash rule; do not change it by hand.\n")
+AUDIT_HEADER = (
+    "# toolgen eval tasks drafted by `toolgen eval from-audit` from the failed calls of an audit log\n"
+    "# (docs/eval.md). Every task is a DRAFT: write the user's real request as its prompt and check\n"
+    "# `expect` before you run it. `split` follows the fixed hash rule; do not change it by hand.\n"
+)
 
 
 @eval_group.command("from-audit")
 @click.argument("api_or_dir")
 @click.argument("audit_log", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Where to write the draft tasks (default: evals/<api>.audit.yaml).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write the draft tasks (default: evals/<api>.audit.yaml).",
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @guarded
 def from_audit_command(api_or_dir: str, audit_log: Path, out: Path | None, force: bool) -> None:
@@ -96,7 +114,9 @@ def from_audit_command(api_or_dir: str, audit_log: Path, out: Path | None, force
     catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
     target = out or Path("evals") / f"{policy.get('api', folder.name)}.audit.yaml"
     if target.exists() and not force:
-        click.echo(f"toolgen eval from-audit: {target} exists; label it, or pass --force to draft it again", err=True)
+        click.echo(
+            f"toolgen eval from-audit: {target} exists; label it, or pass --force to draft it again", err=True
+        )
         sys.exit(2)
     try:
         with audit_log.open(encoding="utf-8") as lines:
@@ -106,50 +126,106 @@ def from_audit_command(api_or_dir: str, audit_log: Path, out: Path | None, force
         sys.exit(2)
     package = os.path.relpath(folder.resolve(), (Path.cwd() / target.parent).resolve())
     try:
-        tasks = draft_from_audit(calls, str(policy.get("api", folder.name)), Path(package).as_posix(),
-                                 {str(t["name"]): t for t in catalog}, {str(r["tool"]): r for r in policy["tools"]})
+        tasks = draft_from_audit(
+            calls,
+            str(policy.get("api", folder.name)),
+            Path(package).as_posix(),
+            {str(t["name"]): t for t in catalog},
+            {str(r["tool"]): r for r in policy["tools"]},
+        )
     except ValueError as exc:
         click.echo(f"toolgen eval from-audit: {exc}", err=True)
         sys.exit(1)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(dump_tasks(tasks, AUDIT_HEADER), encoding="utf-8")
-    click.echo(f"wrote {target}: {len(tasks.tasks)} draft tasks from {len(calls)} failed calls; label each prompt "
-               "and check its expect, then `toolgen eval run ... --tasks` it.")
+    click.echo(
+        f"wrote {target}: {len(tasks.tasks)} draft tasks from {len(calls)} failed calls; label each prompt "
+        "and check its expect, then `toolgen eval run ... --tasks` it."
+    )
 
 
 @eval_group.command("run")
 @click.argument("api_or_dir")
 @click.option("--provider", type=click.Choice(PROVIDERS), default=None, help="Provider wire format and SDK.")
 @click.option("--model", default=None, help="Model name as the provider spells it.")
-@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True, help="Repeated runs of every task.")
-@click.option("--tasks", "tasks_path", type=click.Path(path_type=Path), default=None,
-              help="Task file (default: evals/<api>.yaml).")
+@click.option(
+    "--runs", type=click.IntRange(min=1), default=5, show_default=True, help="Repeated runs of every task."
+)
+@click.option(
+    "--tasks",
+    "tasks_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Task file (default: evals/<api>.yaml).",
+)
 @click.option("--base-url", default=None, help="Provider endpoint (needed for openai-compatible servers).")
-@click.option("--api-key-env", default=None, help="Environment variable holding the API key (default per provider).")
-@click.option("--upstream", default=None,
-              help="URL of the API the tools reach (e.g. a Prism mock); default for tickets: the example server.")
-@click.option("--upstream-token", default=None, help="Token the upstream accepts (default: the example server's).")
-@click.option("--record", "record", type=click.Path(path_type=Path), default=None,
-              help="Keep every provider exchange in this folder (replayable offline).")
-@click.option("--replay", "replay", type=click.Path(path_type=Path), default=None,
-              help="Answer every provider request from this recorded folder; sends nothing to a provider.")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Folder for results.json (default: the --record folder; nothing written otherwise).")
-@click.option("--scripted", is_flag=True, help="Run against the loopback scripted model (not a language model).")
-@click.option("--only", "only", multiple=True, metavar="GLOB",
-              help="Run only the tasks whose id matches GLOB (e.g. 'ticket_followup/*'); repeatable.")
+@click.option(
+    "--api-key-env", default=None, help="Environment variable holding the API key (default per provider)."
+)
+@click.option(
+    "--upstream",
+    default=None,
+    help="URL of the API the tools reach (e.g. a Prism mock); default for tickets: the example server.",
+)
+@click.option(
+    "--upstream-token", default=None, help="Token the upstream accepts (default: the example server's)."
+)
+@click.option(
+    "--record",
+    "record",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Keep every provider exchange in this folder (replayable offline).",
+)
+@click.option(
+    "--replay",
+    "replay",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Answer every provider request from this recorded folder; sends nothing to a provider.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder for results.json (default: the --record folder; nothing written otherwise).",
+)
+@click.option(
+    "--scripted", is_flag=True, help="Run against the loopback scripted model (not a language model)."
+)
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="GLOB",
+    help="Run only the tasks whose id matches GLOB (e.g. 'ticket_followup/*'); repeatable.",
+)
 @guarded
-def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: int, tasks_path: Path | None,
-                base_url: str | None, api_key_env: str | None, upstream: str | None, upstream_token: str | None,
-                record: Path | None, replay: Path | None, out: Path | None, scripted: bool,
-                only: tuple[str, ...]) -> None:
+def run_command(
+    api_or_dir: str,
+    provider: str | None,
+    model: str | None,
+    runs: int,
+    tasks_path: Path | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    upstream: str | None,
+    upstream_token: str | None,
+    record: Path | None,
+    replay: Path | None,
+    out: Path | None,
+    scripted: bool,
+    only: tuple[str, ...],
+) -> None:
     """Run every task RUNS times through PROVIDER's model and the toolgen runtime; print the report."""
     folder = package_folder("eval run", api_or_dir)
     api = json.loads((folder / "policy.json").read_text(encoding="utf-8")).get("api", folder.name)
     tasks = load_tasks(tasks_path or Path("evals") / f"{api}.yaml")
     if replay is not None and not only:
         with contextlib.suppress(OSError, ValueError, KeyError):
-            only = tuple(json.loads((replay / "results.json").read_text(encoding="utf-8"))["meta"].get("only") or ())
+            only = tuple(
+                json.loads((replay / "results.json").read_text(encoding="utf-8"))["meta"].get("only") or ()
+            )
     if only:
         tasks = replace(tasks, tasks=tuple(t for t in tasks.tasks if any(fnmatch(t.id, g) for g in only)))
         if not tasks.tasks:
@@ -164,8 +240,16 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
         _require_sdks(str(meta["provider"]))
         from ..evals.runner import Replay, run_eval
 
-        results = run_eval(tasks, str(meta["provider"]), str(meta["model"]), int(meta["runs"]), Replay(replay, meta.get("base_url")),
-                           upstream=upstream, upstream_token=upstream_token, scripted=bool(meta.get("scripted")))
+        results = run_eval(
+            tasks,
+            str(meta["provider"]),
+            str(meta["model"]),
+            int(meta["runs"]),
+            Replay(replay, meta.get("base_url")),
+            upstream=upstream,
+            upstream_token=upstream_token,
+            scripted=bool(meta.get("scripted")),
+        )
         _finish(results, out, only)
         return
     if provider is None or (model is None and not scripted):
@@ -177,17 +261,33 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
 
     if scripted:
         with ScriptedModelServer(tasks.package_dir()) as server:
-            results = run_eval(tasks, provider, model or MODEL_NAME, runs,
-                               Live("scripted", server.base_url(provider), record), upstream=upstream,
-                               upstream_token=upstream_token, scripted=True, progress=_progress)
+            results = run_eval(
+                tasks,
+                provider,
+                model or MODEL_NAME,
+                runs,
+                Live("scripted", server.base_url(provider), record),
+                upstream=upstream,
+                upstream_token=upstream_token,
+                scripted=True,
+                progress=_progress,
+            )
     else:
         env = api_key_env or KEY_ENV[provider]
         key = os.environ.get(env)
         if not key and provider != "openai-compatible":
             _fail(f"no API key: set {env} (or name another variable with --api-key-env)")
         assert model is not None
-        results = run_eval(tasks, provider, model, runs, Live(key or "none", base_url, record), upstream=upstream,
-                           upstream_token=upstream_token, progress=_progress)
+        results = run_eval(
+            tasks,
+            provider,
+            model,
+            runs,
+            Live(key or "none", base_url, record),
+            upstream=upstream,
+            upstream_token=upstream_token,
+            progress=_progress,
+        )
     _finish(results, out or record, only)
 
 
@@ -200,9 +300,11 @@ def _require_sdks(provider: str) -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            _fail(f"the {provider} provider needs the {module!r} package, which is not installed "
-                  f"({type(exc).__name__}: {exc}); install the eval extra (the providers' official SDKs): "
-                  + EXTRA_HINT.format(extra="eval"))
+            _fail(
+                f"the {provider} provider needs the {module!r} package, which is not installed "
+                f"({type(exc).__name__}: {exc}); install the eval extra (the providers' official SDKs): "
+                + EXTRA_HINT.format(extra="eval")
+            )
 
 
 def _progress(run: int, task: object, outcome: object) -> None:
@@ -227,8 +329,14 @@ def _fail(message: str) -> None:
 
 @eval_group.command("report")
 @click.argument("folder", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-@click.option("--no-latency", is_flag=True, help="Leave wall-clock figures out (reports of one recording compare equal).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
+)
+@click.option(
+    "--no-latency",
+    is_flag=True,
+    help="Leave wall-clock figures out (reports of one recording compare equal).",
+)
 @guarded
 def report_command(folder: Path, fmt: str, no_latency: bool) -> None:
     """Print the report of a run folder (its results.json), every control, format and bidirectional

@@ -81,7 +81,9 @@ def guarded(func: F) -> F:
             if os.environ.get("TOOLGEN_DEBUG"):
                 traceback.print_exc()
             click.echo(f"toolgen: internal error: {type(exc).__name__}: {exc}", err=True)
-            click.echo("  this is a toolgen bug; rerun with TOOLGEN_DEBUG=1 and report the traceback", err=True)
+            click.echo(
+                "  this is a toolgen bug; rerun with TOOLGEN_DEBUG=1 and report the traceback", err=True
+            )
             sys.exit(ExitCode.INTERNAL)
 
     return wrapper  # type: ignore[return-value]

@@ -30,38 +30,92 @@ from .exits import guarded
 
 @click.command("init")
 @click.argument("spec", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Where to write the draft (default: intent_maps/<api>.yaml).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write the draft (default: intent_maps/<api>.yaml).",
+)
 @click.option("--name", "api_name", default=None, help="API name (default: from the spec's file name).")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
-              help="Project file to add the API to (default: ./toolgen.yaml, created if missing).")
+@click.option(
+    "--project",
+    "project_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Project file to add the API to (default: ./toolgen.yaml, created if missing).",
+)
 @click.option("--no-project", is_flag=True, help="Do not add the API to a project file.")
-@click.option("--describe", "describe", is_flag=True,
-              help="Then draft search expansions through a writer, as `toolgen describe` (its options below).")
+@click.option(
+    "--describe",
+    "describe",
+    is_flag=True,
+    help="Then draft search expansions through a writer, as `toolgen describe` (its options below).",
+)
 @writer_options
 @guarded
-def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool, project_file: Path | None,
-                 no_project: bool, describe: bool, provider: str | None, model: str | None, base_url: str | None,
-                 api_key_env: str | None, record: Path | None, replay: Path | None) -> None:
+def init_command(
+    spec: Path,
+    out: Path | None,
+    api_name: str | None,
+    force: bool,
+    project_file: Path | None,
+    no_project: bool,
+    describe: bool,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    record: Path | None,
+    replay: Path | None,
+) -> None:
     """Write a draft intent map for SPEC, to edit before building, and add it to toolgen.yaml."""
     stem = spec.stem.split(".")[0] if "." in spec.stem else spec.stem
     name = api_name or api_name_from(stem)
     keyword = None if api_name else renamed_keyword(stem)
     if keyword is not None:
-        click.echo(f"toolgen: the API is named {name!r}: {keyword!r} is a Python keyword, which no generated "
-                   "package can be named (pass --name to choose another)", err=True)
+        click.echo(
+            f"toolgen: the API is named {name!r}: {keyword!r} is a Python keyword, which no generated "
+            "package can be named (pass --name to choose another)",
+            err=True,
+        )
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
-        raise DiagnosticError([Diagnostic("init-name-invalid", "error", f"API name {name!r} is not valid",
-                                          None, "use lower-case letters, digits and '_', e.g. --name my_api")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "init-name-invalid",
+                    "error",
+                    f"API name {name!r} is not valid",
+                    None,
+                    "use lower-case letters, digits and '_', e.g. --name my_api",
+                )
+            ]
+        )
     target = out or Path("intent_maps") / f"{name}.yaml"
     if target.exists() and not force:
-        raise DiagnosticError([Diagnostic(
-            "init-file-exists", "error", f"{display_path(target)} already exists; nothing was written",
-            SourceLocation(display_path(target)), "pass --force to overwrite it, or --out another file")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "init-file-exists",
+                    "error",
+                    f"{display_path(target)} already exists; nothing was written",
+                    SourceLocation(display_path(target)),
+                    "pass --force to overwrite it, or --out another file",
+                )
+            ]
+        )
     if not spec.exists():
-        raise DiagnosticError([Diagnostic("spec-not-found", "error", f"spec file not found: {display_path(spec)}",
-                                          SourceLocation(display_path(spec)), "check the path")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-not-found",
+                    "error",
+                    f"spec file not found: {display_path(spec)}",
+                    SourceLocation(display_path(spec)),
+                    "check the path",
+                )
+            ]
+        )
     choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
     if describe:
         check_writer("toolgen init", choice, target, spec)
@@ -69,8 +123,9 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     doc = load_spec(spec, sink=loaded)
     spec_ref = Path(os.path.relpath(spec.resolve(), target.resolve().parent)).as_posix()
     command = f"toolgen init {Path(display_path(spec)).as_posix()}"
-    result = draft_intent_map(doc, api=name, spec_ref=spec_ref, out=target, command=command,
-                              spec_diagnostics=loaded.items)
+    result = draft_intent_map(
+        doc, api=name, spec_ref=spec_ref, out=target, command=command, spec_diagnostics=loaded.items
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text(result.text, encoding="utf-8")
@@ -82,17 +137,23 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
         counts: dict[str, int] = {}
         for _, code, _ in result.decisions:
             counts[code] = counts.get(code, 0) + 1
-        shown_counts = ", ".join(f"{n} {code}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        shown_counts = ", ".join(
+            f"{n} {code}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
         n = len(result.decisions)
-        click.echo(f"toolgen: {n} decision{'s' if n != 1 else ''} left before `toolgen lint --strict` passes "
-                   f"({shown_counts}); each is a `# decide [RULE]` mark in the draft, where lint reports it.",
-                   err=True)
+        click.echo(
+            f"toolgen: {n} decision{'s' if n != 1 else ''} left before `toolgen lint --strict` passes "
+            f"({shown_counts}); each is a `# decide [RULE]` mark in the draft, where lint reports it.",
+            err=True,
+        )
     else:
         click.echo("toolgen: `toolgen lint --strict` passes on the draft as written.", err=True)
     steps = [f"edit {shown}: delete the intents agents do not need, decide approvals, write descriptions"]
     if no_project:
-        steps += [f"toolgen lint {shown}",
-                  f"toolgen build {shown} --out generated/{name}   (or list it in toolgen.yaml and run `toolgen build`)"]
+        steps += [
+            f"toolgen lint {shown}",
+            f"toolgen build {shown} --out generated/{name}   (or list it in toolgen.yaml and run `toolgen build`)",
+        ]
     else:
         pf = project_file or Path(PROJECT_FILE)
         root = pf.resolve().parent
@@ -104,17 +165,25 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
             click.echo(f"toolgen: {where} already lists an API named {name!r}; left it as it is.", err=True)
         else:
             verb = "created" if outcome == "created" else "added"
-            click.echo(f"toolgen: {verb} {where}: API {name!r}, intent map {intent_ref}, output {out_ref}.",
-                       err=True)
+            click.echo(
+                f"toolgen: {verb} {where}: API {name!r}, intent map {intent_ref}, output {out_ref}.", err=True
+            )
         flag = "" if project_file is None else f" --project {where}"
-        steps += [f"toolgen lint{flag} {shown}",
-                  f"toolgen build{flag} {name}   (writes {out_ref}; commit it with the intent map)",
-                  f"toolgen build{flag} --check   (in CI: fails when generated files are stale)"]
+        steps += [
+            f"toolgen lint{flag} {shown}",
+            f"toolgen build{flag} {name}   (writes {out_ref}; commit it with the intent map)",
+            f"toolgen build{flag} --check   (in CI: fails when generated files are stale)",
+        ]
     if result.secrets:
-        steps.append("to call the API: export " + " ".join(f"{s}=..." for s in result.secrets)
-                     + f"   (named in the map's `auth:`), then toolgen call generated/{name} TOOL --args JSON")
+        steps.append(
+            "to call the API: export "
+            + " ".join(f"{s}=..." for s in result.secrets)
+            + f"   (named in the map's `auth:`), then toolgen call generated/{name} TOOL --args JSON"
+        )
     if not describe and (choice.configured or provider or model or record):
-        click.echo("toolgen: the writer's options take effect with --describe only; nothing was drafted.", err=True)
+        click.echo(
+            "toolgen: the writer's options take effect with --describe only; nothing was drafted.", err=True
+        )
     if describe:
         run_describe(target, None, choice, DescribeOptions(), INIT_COMMAND)
     click.echo("Next:\n" + "\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)), err=True)

@@ -30,14 +30,27 @@ from .exits import ExitCode, guarded
 
 @click.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True, help="Output format (github: workflow annotations).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+    help="Output format (github: workflow annotations).",
+)
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
-              help="Project file (default: ./toolgen.yaml).")
+@click.option(
+    "--project",
+    "project_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Project file (default: ./toolgen.yaml).",
+)
 @click.option("--list-rules", is_flag=True, help="Print the rules as a Markdown table and exit.")
 @guarded
-def lint_command(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None, list_rules: bool) -> None:
+def lint_command(
+    paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None, list_rules: bool
+) -> None:
     """Lint intent maps against their specs and the generated surface.
 
     With no PATHS, lints every intent map of toolgen.yaml. Exit 0: no errors (warnings allowed
@@ -49,8 +62,9 @@ def lint_command(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: 
     sys.exit(run_lint(paths, fmt, strict, project_file, click.echo))
 
 
-def run_lint(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None,
-             echo: Callable[[str], Any]) -> int:
+def run_lint(
+    paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None, echo: Callable[[str], Any]
+) -> int:
     """Lint, print in `fmt` through `echo`, and return the exit code."""
     targets, settings, pf = _targets(paths, project_file)
     results = [lint_target(t, settings) for t in targets]
@@ -69,7 +83,9 @@ def run_lint(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path
     return ExitCode.OK
 
 
-def _targets(paths: tuple[Path, ...], project_file: Path | None) -> tuple[list[LintTarget], LintSettings, Path | None]:
+def _targets(
+    paths: tuple[Path, ...], project_file: Path | None
+) -> tuple[list[LintTarget], LintSettings, Path | None]:
     explicit = project_file is not None
     pf = project_file or Path("toolgen.yaml")
     project = None

@@ -31,10 +31,15 @@ from .call import package_folder
 @click.command("search")
 @click.argument("api_or_dir")
 @click.argument("query")
-@click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many tools to list.")
+@click.option(
+    "--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many tools to list."
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--scopes", default=None,
-              help="Comma-separated scopes of the caller: list only tools they allow (env: TOOLGEN_SCOPES).")
+@click.option(
+    "--scopes",
+    default=None,
+    help="Comma-separated scopes of the caller: list only tools they allow (env: TOOLGEN_SCOPES).",
+)
 def search_command(api_or_dir: str, query: str, limit: int, fmt: str, scopes: str | None) -> None:
     """Rank the tools of a generated package for QUERY, best first."""
     folder = package_folder("search", api_or_dir)

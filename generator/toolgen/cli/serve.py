@@ -83,50 +83,115 @@ def parse_address(value: str) -> tuple[str, int]:
         host, sep, port_text = "", ":", value
     bare_ipv6 = ":" in host and not (host.startswith("[") and host.endswith("]"))
     if not sep or bare_ipv6 or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise click.BadParameter(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080, :0)",
-                                 param_hint="--http")
+        raise click.BadParameter(
+            f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080, :0)", param_hint="--http"
+        )
     host = host.strip("[]") or "127.0.0.1"
     return host, int(port_text)
 
 
 @click.command("serve")
 @click.argument("api_or_dir")
-@click.option("--scopes", default=None,
-              help="Comma-separated scopes of the served actor over stdio or --no-auth (env: TOOLGEN_SCOPES).")
-@click.option("--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts.")
+@click.option(
+    "--scopes",
+    default=None,
+    help="Comma-separated scopes of the served actor over stdio or --no-auth (env: TOOLGEN_SCOPES).",
+)
+@click.option(
+    "--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts."
+)
 @click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
-@click.option("--audit-log", type=click.Path(path_type=Path), default=None,
-              help="Append audit events as JSON lines to this file.")
-@click.option("--http", "http_address", default=None, metavar="HOST:PORT",
-              help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT 0: any free port).")
-@click.option("--tokens", "tokens_file", type=click.Path(path_type=Path), default=None,
-              help="With --http: the token file (YAML/JSON: actor, sha256 of the token, scopes per token).")
-@click.option("--authorization-server", "auth_server_file", type=click.Path(path_type=Path), default=None,
-              help="With --http: accept the JWT access tokens of this OAuth authorization server (a YAML "
-                   "file: issuer, jwks_uri, resource, algorithms, leeway_s, scope_claim, scope_map, "
-                   "token_exchange).")
-@click.option("--caller-secrets", "caller_secrets_file", type=click.Path(path_type=Path), default=None,
-              help="Per-caller secrets for `per_caller: {via: lookup}` schemes (a YAML file: callers: "
-                   "{ACTOR: {SECRET_NAME: value}}).")
-@click.option("--no-auth", is_flag=True, default=False,
-              help="With --http: serve without tokens, every caller as --actor/--scopes (unsafe off loopback).")
-@click.option("--approvals", type=click.Choice(["issued", "elicit", "client"]), default=None,
-              help="Where approvals come from: issued (only an approval_id issued by `toolgen approve` on the same "
-                   "receipt store), elicit (as issued, and MCP 2026-07-28 clients are asked in the protocol: the "
-                   "user approves the exact request in an elicitation) or client (the caller's _meta is taken as "
-                   "given). Default: issued with --http, client over stdio.")
-@click.option("--search-tool", type=click.Choice(sorted(SEARCH_TOOL_CHOICES)), default="auto", show_default=True,
-              help="Serve the search_tools meta-tool: when the package has deferred tools, always, or never.")
-@click.option("--otel", is_flag=True, default=False,
-              help="Export traces and the duration metric over OTLP (the otel extra; also on when OTEL_* asks).")
-@click.option("--workers", type=int, default=1, show_default=True,
-              help="With --http: worker processes serving one address (they share state through --receipts, "
-                   "which must not be memory://).")
-def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
-                  receipts_spec: str | None, audit_log: Path | None, http_address: str | None,
-                  tokens_file: Path | None, auth_server_file: Path | None, caller_secrets_file: Path | None,
-                  no_auth: bool, approvals: str | None, search_tool: str, otel: bool, workers: int) -> None:
+@click.option(
+    "--audit-log",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Append audit events as JSON lines to this file.",
+)
+@click.option(
+    "--http",
+    "http_address",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT 0: any free port).",
+)
+@click.option(
+    "--tokens",
+    "tokens_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="With --http: the token file (YAML/JSON: actor, sha256 of the token, scopes per token).",
+)
+@click.option(
+    "--authorization-server",
+    "auth_server_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="With --http: accept the JWT access tokens of this OAuth authorization server (a YAML "
+    "file: issuer, jwks_uri, resource, algorithms, leeway_s, scope_claim, scope_map, "
+    "token_exchange).",
+)
+@click.option(
+    "--caller-secrets",
+    "caller_secrets_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Per-caller secrets for `per_caller: {via: lookup}` schemes (a YAML file: callers: "
+    "{ACTOR: {SECRET_NAME: value}}).",
+)
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    default=False,
+    help="With --http: serve without tokens, every caller as --actor/--scopes (unsafe off loopback).",
+)
+@click.option(
+    "--approvals",
+    type=click.Choice(["issued", "elicit", "client"]),
+    default=None,
+    help="Where approvals come from: issued (only an approval_id issued by `toolgen approve` on the same "
+    "receipt store), elicit (as issued, and MCP 2026-07-28 clients are asked in the protocol: the "
+    "user approves the exact request in an elicitation) or client (the caller's _meta is taken as "
+    "given). Default: issued with --http, client over stdio.",
+)
+@click.option(
+    "--search-tool",
+    type=click.Choice(sorted(SEARCH_TOOL_CHOICES)),
+    default="auto",
+    show_default=True,
+    help="Serve the search_tools meta-tool: when the package has deferred tools, always, or never.",
+)
+@click.option(
+    "--otel",
+    is_flag=True,
+    default=False,
+    help="Export traces and the duration metric over OTLP (the otel extra; also on when OTEL_* asks).",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=1,
+    show_default=True,
+    help="With --http: worker processes serving one address (they share state through --receipts, "
+    "which must not be memory://).",
+)
+def serve_command(
+    api_or_dir: str,
+    scopes: str | None,
+    actor_id: str,
+    base_url: str | None,
+    receipts_spec: str | None,
+    audit_log: Path | None,
+    http_address: str | None,
+    tokens_file: Path | None,
+    auth_server_file: Path | None,
+    caller_secrets_file: Path | None,
+    no_auth: bool,
+    approvals: str | None,
+    search_tool: str,
+    otel: bool,
+    workers: int,
+) -> None:
     """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
     _require_mcp()
     _start_telemetry(otel, workers)
@@ -138,8 +203,9 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
             _bad("--tokens, --authorization-server and --no-auth apply to --http only")
         if workers != 1:
             _bad("--workers applies to --http only (stdio serves one client)")
-        registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
-                                 _registry_mode(approvals or "client"))
+        registry = open_registry(
+            "serve", api_or_dir, base_url, receipts_spec, audit_log, _registry_mode(approvals or "client")
+        )
         registry.caller_credentials = _caller_credentials(None, caller_secrets_file)
         _warn_startup(registry, base_url, search)
         anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search, approvals == "elicit")
@@ -150,37 +216,56 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
         _bad(exc.format_message())
     verifier, server = _token_source(tokens_file, auth_server_file, no_auth, scopes)
     if workers > 1 and _scheme(receipts_spec) == "memory":
-        _bad(f"--workers {workers} needs a receipt store the workers share (a SQLite file, redis://, "
-             "postgresql://), not memory://")
+        _bad(
+            f"--workers {workers} needs a receipt store the workers share (a SQLite file, redis://, "
+            "postgresql://), not memory://"
+        )
     elicit = approvals == "elicit"
     callers = _caller_credentials(server, caller_secrets_file)
-    registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
-                             _registry_mode(approvals or "issued"))
+    registry = open_registry(
+        "serve", api_or_dir, base_url, receipts_spec, audit_log, _registry_mode(approvals or "issued")
+    )
     registry.caller_credentials = callers
     _warn_startup(registry, base_url, search)
     many = server is not None or len({t.actor for t in getattr(verifier, "tokens", ())}) > 1
     for warning in shared_write_warnings(registry, many=many):
         click.echo(f"toolgen serve: warning: {warning}", err=True)
     if registry.approvals == "client":
-        click.echo("toolgen serve: warning: --approvals client over HTTP: any token holder with a write's scopes "
-                   "can approve its own previews", err=True)
+        click.echo(
+            "toolgen serve: warning: --approvals client over HTTP: any token holder with a write's scopes "
+            "can approve its own previews",
+            err=True,
+        )
     elif isinstance(registry.receipts, MemoryReceiptStore):
-        click.echo("toolgen serve: warning: --approvals issued with a memory:// receipt store: `toolgen approve` "
-                   "cannot reach it, so no approval-gated write can be approved", err=True)
+        click.echo(
+            "toolgen serve: warning: --approvals issued with a memory:// receipt store: `toolgen approve` "
+            "cannot reach it, so no approval-gated write can be approved",
+            err=True,
+        )
     if not is_loopback(host):
-        click.echo(f"toolgen serve: warning: listening on {host}, beyond this machine: bearer tokens travel in "
-                   "clear text over plain HTTP; put a TLS-terminating proxy in front", err=True)
+        click.echo(
+            f"toolgen serve: warning: listening on {host}, beyond this machine: bearer tokens travel in "
+            "clear text over plain HTTP; put a TLS-terminating proxy in front",
+            err=True,
+        )
     actor = None
     if no_auth:
         actor = Actor.of(actor_id, parse_scopes(scopes))
-        click.echo("toolgen serve: WARNING: --no-auth: anyone who can reach "
-                   f"{host}:{port} calls the tools as actor {actor.id!r} with scopes "
-                   f"[{', '.join(sorted(actor.scopes))}]; never expose this beyond a trusted machine", err=True)
+        click.echo(
+            "toolgen serve: WARNING: --no-auth: anyone who can reach "
+            f"{host}:{port} calls the tools as actor {actor.id!r} with scopes "
+            f"[{', '.join(sorted(actor.scopes))}]; never expose this beyond a trusted machine",
+            err=True,
+        )
 
     def ready(url: str) -> None:
-        who = (f"{len(verifier.tokens)} token(s)" if isinstance(verifier, StaticTokenVerifier) else
-               f"JWT access tokens of {server.issuer} for {server.resource}" if server is not None else
-               "NO AUTHENTICATION")
+        who = (
+            f"{len(verifier.tokens)} token(s)"
+            if isinstance(verifier, StaticTokenVerifier)
+            else f"JWT access tokens of {server.issuer} for {server.resource}"
+            if server is not None
+            else "NO AUTHENTICATION"
+        )
         many = f"{workers} workers, " if workers > 1 else ""
         click.echo(f"toolgen serve: serving MCP on {url} (Streamable HTTP, {many}{who})", err=True)
 
@@ -195,8 +280,9 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
         ready(f"http://{shown}:{bound}/mcp")
 
         def worker() -> int:
-            own = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
-                                _registry_mode(approvals or "issued"))
+            own = open_registry(
+                "serve", api_or_dir, base_url, receipts_spec, audit_log, _registry_mode(approvals or "issued")
+            )
             own.caller_credentials = callers
             anyio.run(_http, own, verifier, actor, host, port, search, None, sock, elicit, server)
             return 0
@@ -216,18 +302,37 @@ async def _stdio(registry: Registry, actor: Actor, search: bool | None, elicit: 
     await serve_stdio(registry, actor, search_tool=search, elicit=elicit)
 
 
-async def _http(registry: Registry, verifier: StaticTokenVerifier | JwtVerifier | None, actor: Actor | None,
-                host: str, port: int, search: bool | None, ready: Callable[[str], None] | None,
-                sock: socket.socket | None = None, elicit: bool = False,
-                server: AuthorizationServer | None = None) -> None:
+async def _http(
+    registry: Registry,
+    verifier: StaticTokenVerifier | JwtVerifier | None,
+    actor: Actor | None,
+    host: str,
+    port: int,
+    search: bool | None,
+    ready: Callable[[str], None] | None,
+    sock: socket.socket | None = None,
+    elicit: bool = False,
+    server: AuthorizationServer | None = None,
+) -> None:
     auth = server.auth_settings() if server is not None else None
-    await serve_http(registry, verifier=verifier, auth=auth, actor=actor, host=host, port=port,
-                     search_tool=search,
-                     on_ready=ready, sock=sock, elicit=elicit, settle_heap=True)
+    await serve_http(
+        registry,
+        verifier=verifier,
+        auth=auth,
+        actor=actor,
+        host=host,
+        port=port,
+        search_tool=search,
+        on_ready=ready,
+        sock=sock,
+        elicit=elicit,
+        settle_heap=True,
+    )
 
 
-def _token_source(tokens_file: Path | None, auth_server_file: Path | None, no_auth: bool, scopes: str | None
-                  ) -> tuple[StaticTokenVerifier | JwtVerifier | None, AuthorizationServer | None]:
+def _token_source(
+    tokens_file: Path | None, auth_server_file: Path | None, no_auth: bool, scopes: str | None
+) -> tuple[StaticTokenVerifier | JwtVerifier | None, AuthorizationServer | None]:
     """The token verifier of ``--tokens`` or ``--authorization-server`` (None with ``--no-auth``) and
     the authorization server; exit 2 unless exactly one source is given, when ``--scopes`` comes with
     tokens, or on a bad file (located). Prints the token file's warnings."""
@@ -236,8 +341,10 @@ def _token_source(tokens_file: Path | None, auth_server_file: Path | None, no_au
     if len(sources) > 1:
         _bad(f"{' and '.join(sources)} exclude each other: give one token source")
     if not sources:
-        _bad("--http needs --tokens FILE or --authorization-server FILE (callers and their scopes); "
-             "--no-auth serves without authentication")
+        _bad(
+            "--http needs --tokens FILE or --authorization-server FILE (callers and their scopes); "
+            "--no-auth serves without authentication"
+        )
     if not no_auth and scopes is not None:
         _bad(f"with {sources[0]} each token's scopes apply: drop --scopes")
     if auth_server_file is not None:
@@ -257,8 +364,9 @@ def _token_source(tokens_file: Path | None, auth_server_file: Path | None, no_au
     return verifier, None
 
 
-def _caller_credentials(server: AuthorizationServer | None,
-                        secrets_file: Path | None) -> CallerCredentials | None:
+def _caller_credentials(
+    server: AuthorizationServer | None, secrets_file: Path | None
+) -> CallerCredentials | None:
     """Where callers' own credentials come from: the authorization server's token-exchange client
     (``token_exchange:`` of ``--authorization-server``) and ``--caller-secrets``; exit 2 on a bad
     caller secrets file."""
@@ -284,18 +392,29 @@ def shared_write_warnings(registry: Registry, *, many: bool) -> list[str]:
     for name, spec in sorted(registry.specs.items()):
         for entry in spec.row.auth:
             per = entry.per_caller
-            source = None if sources is None else sources.exchange if per and per.via == "exchange" else \
-                sources.secrets
+            source = (
+                None
+                if sources is None
+                else sources.exchange
+                if per and per.via == "exchange"
+                else sources.secrets
+            )
             if per is not None and source is None:
                 unsourced[entry.scheme] = per.via
             if spec.mutating and (per is None or per.service_secret == "always"):
                 shared.setdefault(entry.scheme, []).append(name)
-    lines = [f"writes of scheme {scheme!r} use one shared credential for every caller "
-             f"({', '.join(tools[:4])}{', ...' if len(tools) > 4 else ''}): each caller acts as the service; "
-             "declare `per_caller:` for it in the intent map's `auth:`" for scheme, tools in shared.items()]
-    lines += [f"scheme {scheme!r} takes each caller's own credential (via {via}), and this server has no "
-              + ("token_exchange in --authorization-server" if via == "exchange" else "--caller-secrets")
-              + ": its calls answer missing_credential" for scheme, via in unsourced.items()]
+    lines = [
+        f"writes of scheme {scheme!r} use one shared credential for every caller "
+        f"({', '.join(tools[:4])}{', ...' if len(tools) > 4 else ''}): each caller acts as the service; "
+        "declare `per_caller:` for it in the intent map's `auth:`"
+        for scheme, tools in shared.items()
+    ]
+    lines += [
+        f"scheme {scheme!r} takes each caller's own credential (via {via}), and this server has no "
+        + ("token_exchange in --authorization-server" if via == "exchange" else "--caller-secrets")
+        + ": its calls answer missing_credential"
+        for scheme, via in unsourced.items()
+    ]
     return lines
 
 
@@ -332,12 +451,16 @@ def _start_telemetry(otel: bool, workers: int) -> None:
     if not export_asked(otel, os.environ):
         return
     if workers != 1:
-        _bad("--otel (or the OTEL_* environment) serves with --workers 1 only: each worker would export alone")
+        _bad(
+            "--otel (or the OTEL_* environment) serves with --workers 1 only: each worker would export alone"
+        )
     try:
         install_sdk()
     except ImportError as exc:
-        _bad(f"exporting traces needs OpenTelemetry's SDK and OTLP exporter ({type(exc).__name__}: {exc}); "
-             "install the otel extra: " + EXTRA_HINT.format(extra="otel"))
+        _bad(
+            f"exporting traces needs OpenTelemetry's SDK and OTLP exporter ({type(exc).__name__}: {exc}); "
+            "install the otel extra: " + EXTRA_HINT.format(extra="otel")
+        )
 
 
 def _require_mcp() -> None:
@@ -347,8 +470,10 @@ def _require_mcp() -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            _bad(f"serving needs the MCP SDK, and the {module!r} package is not installed "
-                 f"({type(exc).__name__}: {exc}); install the mcp extra: " + EXTRA_HINT.format(extra="mcp"))
+            _bad(
+                f"serving needs the MCP SDK, and the {module!r} package is not installed "
+                f"({type(exc).__name__}: {exc}); install the mcp extra: " + EXTRA_HINT.format(extra="mcp")
+            )
 
 
 def _bad(message: str) -> NoReturn:

@@ -48,9 +48,17 @@ def slice_bytes(intent_path: Path, source: Path) -> bytes:
     try:
         sliced = slice_document(data, build.ir.covered, source=source.name, sha256=document_sha256(raw))
     except SliceError as exc:
-        raise DiagnosticError([Diagnostic("slice-ref", "error", str(exc),
-                                          SourceLocation(display_path(source), None, None, exc.pointer),
-                                          "bundle the document first, or fix the reference")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "slice-ref",
+                    "error",
+                    str(exc),
+                    SourceLocation(display_path(source), None, None, exc.pointer),
+                    "bundle the document first, or fix the reference",
+                )
+            ]
+        ) from None
     return (json.dumps(sliced, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -59,17 +67,35 @@ def _yaml(path: Path) -> dict[str, Any]:
 
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
-        raise DiagnosticError([Diagnostic("spec-not-object", "error", "the document is not an object",
-                                          SourceLocation(display_path(path)), "slice an OpenAPI document")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-not-object",
+                    "error",
+                    "the document is not an object",
+                    SourceLocation(display_path(path)),
+                    "slice an OpenAPI document",
+                )
+            ]
+        )
     return data
 
 
 @click.command("vendor")
 @click.argument("intent_map", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--from", "source", required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="The full upstream OpenAPI document to slice.")
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Where to write the slice (default: the intent map's `spec:` path).")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The full upstream OpenAPI document to slice.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Where to write the slice (default: the intent map's `spec:` path).",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the slice is missing or differs.")
 @guarded
 def vendor_command(intent_map: Path, source: Path, out: Path | None, check: bool) -> None:
@@ -77,9 +103,17 @@ def vendor_command(intent_map: Path, source: Path, out: Path | None, check: bool
     intents = load_intent_map(intent_map, display_path(intent_map))
     target = out or resolve_spec_path(intents, None)
     if target.resolve() == source.resolve():
-        raise DiagnosticError([Diagnostic(
-            "vendor-overwrites-source", "error", f"the slice would overwrite its source {display_path(source)}",
-            intents.locate("spec"), "point the intent map's `spec:` (or --out) at a new file, e.g. specs/<api>.slice.json")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "vendor-overwrites-source",
+                    "error",
+                    f"the slice would overwrite its source {display_path(source)}",
+                    intents.locate("spec"),
+                    "point the intent map's `spec:` (or --out) at a new file, e.g. specs/<api>.slice.json",
+                )
+            ]
+        )
     content = slice_bytes(intent_map, source)
     shown = display_path(target)
     if check:
@@ -87,16 +121,24 @@ def vendor_command(intent_map: Path, source: Path, out: Path | None, check: bool
         if current == content:
             click.echo(f"toolgen vendor: {shown} is up to date with {display_path(source)}.")
             return
-        diff = difflib.unified_diff(current.decode("utf-8", "replace").splitlines(),
-                                    content.decode("utf-8").splitlines(), f"{shown} (committed)",
-                                    f"{shown} (from {source.name})", lineterm="", n=1)
+        diff = difflib.unified_diff(
+            current.decode("utf-8", "replace").splitlines(),
+            content.decode("utf-8").splitlines(),
+            f"{shown} (committed)",
+            f"{shown} (from {source.name})",
+            lineterm="",
+            n=1,
+        )
         lines = list(diff)
         for line in lines[:60]:
             click.echo(line)
         if len(lines) > 60:
             click.echo(f"… {len(lines) - 60} more diff lines")
-        click.echo(f"toolgen vendor: {shown} is stale; run `toolgen vendor {display_path(intent_map)} "
-                   f"--from {display_path(source)}`.", err=True)
+        click.echo(
+            f"toolgen vendor: {shown} is stale; run `toolgen vendor {display_path(intent_map)} "
+            f"--from {display_path(source)}`.",
+            err=True,
+        )
         sys.exit(ExitCode.CHECK_FAILED)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".toolgen-", suffix=".json")
@@ -107,5 +149,7 @@ def vendor_command(intent_map: Path, source: Path, out: Path | None, check: bool
     os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, as the editor or git would create it
     os.replace(tmp, target)
     operations = json.loads(content)["x-toolgen-slice"]["operations"]
-    click.echo(f"toolgen vendor: wrote {shown} ({operations} operations, {len(content):,} bytes) "
-               f"from {display_path(source)}.")
+    click.echo(
+        f"toolgen vendor: wrote {shown} ({operations} operations, {len(content):,} bytes) "
+        f"from {display_path(source)}."
+    )

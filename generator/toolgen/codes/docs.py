@@ -38,17 +38,25 @@ def rules_table() -> str:
                 continue
             severity = code.severity + ("¹" if source == "build" else "")
             lines.append(f"| `{code.code}` | {severity} | {_cell(code.summary)} | {_cell(code.fix)} |")
-    lines += ["", ("¹ Reported by the build pipeline and passed through by lint; its severity is the build's "
-              "(an explicit intent that cannot be lowered is an error, an operation of an `include` group is "
-              "skipped with a warning) unless `lint.severity` sets one.")]
+    lines += [
+        "",
+        (
+            "¹ Reported by the build pipeline and passed through by lint; its severity is the build's "
+            "(an explicit intent that cannot be lowered is an error, an operation of an `include` group is "
+            "skipped with a warning) unless `lint.severity` sets one."
+        ),
+    ]
     return "\n".join(lines) + "\n"
 
 
 def composite_table() -> str:
     """The codes of stage ``composite``: what each refuses and what to do."""
     lines = ["| code | what | fix |", "|---|---|---|"]
-    lines += [f"| `{code.code}` | {_cell(code.summary)} | {_cell(code.fix)} |"
-              for code in CODES.values() if code.stage == "composite"]
+    lines += [
+        f"| `{code.code}` | {_cell(code.summary)} | {_cell(code.fix)} |"
+        for code in CODES.values()
+        if code.stage == "composite"
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -58,7 +66,7 @@ def _link(doc: str, base: str) -> str:
     depth = len(PurePosixPath(base).parts)
     target = "../" * depth + file
     if file.startswith(base + "/"):
-        target = file[len(base) + 1:]
+        target = file[len(base) + 1 :]
     return f"[{file}#{anchor}]({target}#{anchor})"
 
 
@@ -71,11 +79,16 @@ def reference_table() -> str:
         if not rows:
             continue
         out += [f"## {title}", "", "| code | severity | what | fix | explained in |", "|---|---|---|---|---|"]
-        out += [f'| <a id="{code.code}"></a>`{code.code}` | {_severity(code)} | {_cell(code.summary)} | '
-                f"{_cell(code.fix)} | {_link(code.doc, 'docs')} |" for code in rows]
+        out += [
+            f'| <a id="{code.code}"></a>`{code.code}` | {_severity(code)} | {_cell(code.summary)} | '
+            f"{_cell(code.fix)} | {_link(code.doc, 'docs')} |"
+            for code in rows
+        ]
         out.append("")
-    out.append("¹ A lint rule (`toolgen lint --list-rules`): `lint.severity` in toolgen.yaml may change its "
-                "severity.")
+    out.append(
+        "¹ A lint rule (`toolgen lint --list-rules`): `lint.severity` in toolgen.yaml may change its "
+        "severity."
+    )
     return "\n".join(out) + "\n"
 
 
@@ -98,8 +111,10 @@ def replace_between_markers(text: str, name: str, table: str, where: str) -> str
     pattern = re.compile(rf"^{re.escape(begin)}\n.*?^{re.escape(_END)}$", re.MULTILINE | re.DOTALL)
     found = pattern.findall(text)
     if len(found) != 1 or text.count(begin) != 1:
-        raise ValueError(f"{where}: expected one `{begin}` line followed by `{_END}`; add them around the "
-                         "table this command writes")
+        raise ValueError(
+            f"{where}: expected one `{begin}` line followed by `{_END}`; add them around the "
+            "table this command writes"
+        )
     return pattern.sub(lambda _: f"{begin}\n\n{table}\n{_END}", text)
 
 
@@ -132,10 +147,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}")
         return 2
     for file in stale:
-        print(f"{file}: the diagnostic codes table is stale; run `python -m toolgen.codes`" if args.check
-              else f"{file}: rewritten from the registry")
+        print(
+            f"{file}: the diagnostic codes table is stale; run `python -m toolgen.codes`"
+            if args.check
+            else f"{file}: rewritten from the registry"
+        )
     return 1 if args.check and stale else 0
 
 
-__all__ = ["TABLES", "composite_table", "main", "reference_table", "replace_between_markers", "rules_table",
-           "sync_docs"]
+__all__ = [
+    "TABLES",
+    "composite_table",
+    "main",
+    "reference_table",
+    "replace_between_markers",
+    "rules_table",
+    "sync_docs",
+]

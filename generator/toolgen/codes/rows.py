@@ -15,29 +15,46 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 Severity = Literal["error", "warning", "info"]
-Stage = Literal["project", "input", "spec", "swagger2", "schema", "intent", "lower", "composite", "lint",
-                "build", "init", "vendor", "diff", "eval", "policy"]
+Stage = Literal[
+    "project",
+    "input",
+    "spec",
+    "swagger2",
+    "schema",
+    "intent",
+    "lower",
+    "composite",
+    "lint",
+    "build",
+    "init",
+    "vendor",
+    "diff",
+    "eval",
+    "policy",
+]
 RuleSource = Literal["lint", "build"]
 
 #: the stages in the order a build meets them, each with its title in docs/diagnostics.md and the
 #: docs section that explains its codes (a code may name another)
-STAGES: Mapping[Stage, tuple[str, str]] = MappingProxyType({
-    "project": ("The project file (toolgen.yaml)", "README.md#the-project-file"),
-    "input": ("Reading a file", "README.md#commands"),
-    "spec": ("The spec", "README.md#specs"),
-    "swagger2": ("Swagger 2.0 conversion", "README.md#swagger-20"),
-    "schema": ("Schemas", "docs/generated-format.md#the-canonical-schemas"),
-    "intent": ("The intent map", "README.md#the-intent-map"),
-    "lower": ("Lowering intents to tools", "README.md#the-intent-map"),
-    "composite": ("Composite tools", "docs/composites.md#what-the-build-checks"),
-    "lint": ("Lint rules", "docs/review.md#lint-findings"),
-    "build": ("The build", "README.md#commands"),
-    "init": ("toolgen init", "docs/adopting.md#2-draft-an-intent-map"),
-    "vendor": ("toolgen vendor", "docs/adopting.md#3-large-specs-commit-a-slice"),
-    "diff": ("toolgen diff", "docs/review.md#reading-toolgen-diff"),
-    "eval": ("toolgen eval task files", "docs/eval.md#task-file"),
-    "policy": ("Reading policy.json", "docs/generated-format.md#policyjson"),
-})
+STAGES: Mapping[Stage, tuple[str, str]] = MappingProxyType(
+    {
+        "project": ("The project file (toolgen.yaml)", "README.md#the-project-file"),
+        "input": ("Reading a file", "README.md#commands"),
+        "spec": ("The spec", "README.md#specs"),
+        "swagger2": ("Swagger 2.0 conversion", "README.md#swagger-20"),
+        "schema": ("Schemas", "docs/generated-format.md#the-canonical-schemas"),
+        "intent": ("The intent map", "README.md#the-intent-map"),
+        "lower": ("Lowering intents to tools", "README.md#the-intent-map"),
+        "composite": ("Composite tools", "docs/composites.md#what-the-build-checks"),
+        "lint": ("Lint rules", "docs/review.md#lint-findings"),
+        "build": ("The build", "README.md#commands"),
+        "init": ("toolgen init", "docs/adopting.md#2-draft-an-intent-map"),
+        "vendor": ("toolgen vendor", "docs/adopting.md#3-large-specs-commit-a-slice"),
+        "diff": ("toolgen diff", "docs/review.md#reading-toolgen-diff"),
+        "eval": ("toolgen eval task files", "docs/eval.md#task-file"),
+        "policy": ("Reading policy.json", "docs/generated-format.md#policyjson"),
+    }
+)
 
 _KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 _RULES_DOC = "docs/review.md#lint-findings"
@@ -66,8 +83,17 @@ class Rows:
     def __init__(self) -> None:
         self._rows: dict[str, Code] = {}
 
-    def add(self, code: str, severity: Severity, stage: Stage, *, summary: str, fix: str,
-            doc: str | None = None, rule: RuleSource | None = None) -> None:
+    def add(
+        self,
+        code: str,
+        severity: Severity,
+        stage: Stage,
+        *,
+        summary: str,
+        fix: str,
+        doc: str | None = None,
+        rule: RuleSource | None = None,
+    ) -> None:
         """Add one row; `doc` defaults to the lint rules' section for a rule, else the stage's."""
         if code in self._rows or not _KEBAB.fullmatch(code):
             raise ValueError(f"code {code!r} is registered twice, or is not kebab-case")

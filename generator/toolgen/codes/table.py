@@ -48,9 +48,11 @@ class UnregisteredCode(ValueError):
     """A diagnostic was made with a code `toolgen.codes.table` does not register."""
 
     def __init__(self, code: str):
-        super().__init__(f"diagnostic code {code!r} is not registered: add it to its stage's module of "
-                         "toolgen/codes (see toolgen/codes/table.py), then run `python -m toolgen.codes` "
-                         "to update the docs")
+        super().__init__(
+            f"diagnostic code {code!r} is not registered: add it to its stage's module of "
+            "toolgen/codes (see toolgen/codes/table.py), then run `python -m toolgen.codes` "
+            "to update the docs"
+        )
         self.code = code
 
 

@@ -36,21 +36,39 @@ def resolve_spec_path(intents: LoadedIntentMap, override: Path | None) -> Path:
         return override
     path = intents.spec_path()
     if path is None:
-        raise DiagnosticError([Diagnostic(
-            "spec-missing", "error", "the intent map names no spec", intents.locate(),
-            "add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-missing",
+                    "error",
+                    "the intent map names no spec",
+                    intents.locate(),
+                    "add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec",
+                )
+            ]
+        )
     return path
 
 
-def require_spec(intents: LoadedIntentMap, spec_path: Path, *, overridden: bool, base: Path | None = None) -> None:
+def require_spec(
+    intents: LoadedIntentMap, spec_path: Path, *, overridden: bool, base: Path | None = None
+) -> None:
     """Raise `DiagnosticError` (``spec-not-found``) when `spec_path` does not exist: located at the
     map's `spec:` key, or at the path itself when it came from an override."""
     if spec_path.exists():
         return
     where = SourceLocation(display_path(spec_path, base)) if overridden else intents.locate("spec")
-    raise DiagnosticError([Diagnostic(
-        "spec-not-found", "error", f"spec file not found: {display_path(spec_path, base)}", where,
-        "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
+    raise DiagnosticError(
+        [
+            Diagnostic(
+                "spec-not-found",
+                "error",
+                f"spec file not found: {display_path(spec_path, base)}",
+                where,
+                "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>",
+            )
+        ]
+    )
 
 
 def refuse_surrogates(intents: LoadedIntentMap) -> None:
@@ -64,6 +82,15 @@ def refuse_surrogates(intents: LoadedIntentMap) -> None:
         return
     bad = surrogate_paths(intents.root)
     if bad:
-        raise DiagnosticError([Diagnostic(
-            "intent-encoding", "error", "text holds a UTF-16 surrogate escape (e.g. \\ud800), which is not a "
-            "Unicode character", intents.locate(*p), "write the character itself") for p in bad])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "intent-encoding",
+                    "error",
+                    "text holds a UTF-16 surrogate escape (e.g. \\ud800), which is not a Unicode character",
+                    intents.locate(*p),
+                    "write the character itself",
+                )
+                for p in bad
+            ]
+        )

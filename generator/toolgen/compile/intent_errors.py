@@ -28,14 +28,18 @@ def invalid_diagnostics(
     for err in exc.errors():
         if _other_branch(err):
             continue
-        loc = [p for p in err["loc"]  # pydantic's own steps, and "[key]" for a key (the key is located)
-               if not (isinstance(p, str) and (p.startswith(("function-", "literal[")) or p in _STEPS))]
+        loc = [
+            p
+            for p in err["loc"]  # pydantic's own steps, and "[key]" for a key (the key is located)
+            if not (isinstance(p, str) and (p.startswith(("function-", "literal[")) or p in _STEPS))
+        ]
         tokens = [str(p) for p in loc]
         line, col = locate_ruamel(root, tokens)
         pointer = "".join("/" + escape_token(t) for t in tokens)
         message, hint = _explain(err, loc, model)
-        diagnostics.append(Diagnostic("intent-invalid", "error", message,
-                                      SourceLocation(display, line, col, pointer), hint))
+        diagnostics.append(
+            Diagnostic("intent-invalid", "error", message, SourceLocation(display, line, col, pointer), hint)
+        )
     return diagnostics
 
 
@@ -50,8 +54,9 @@ def _other_branch(err: Any) -> bool:
     if "approval" not in loc or loc.index("approval") + 1 >= len(loc):
         return False
     branch = loc[loc.index("approval") + 1]
-    return ((branch.startswith("literal[") and isinstance(err.get("input"), dict))
-            or (branch == "ApprovalCondition" and err["type"] == "model_type"))
+    return (branch.startswith("literal[") and isinstance(err.get("input"), dict)) or (
+        branch == "ApprovalCondition" and err["type"] == "model_type"
+    )
 
 
 _FIELD_DOCS = {
@@ -78,12 +83,16 @@ def _explain(err: Any, loc: list[Any], root: type[BaseModel]) -> tuple[str, str 
         parent_model = _model_at(loc[:-1], root)
         known = sorted(f.alias or n for n, f in parent_model.model_fields.items()) if parent_model else []
         close = difflib.get_close_matches(key, known, n=1)
-        hint = f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(known)}" if known else None)
+        hint = (
+            f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(known)}" if known else None)
+        )
         return f"unknown key `{key}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}", hint
     if kind == "missing":
         field = str(loc[-1]) if loc else ""
-        return f"missing required key `{field}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}", \
-            _FIELD_DOCS.get(field)
+        return (
+            f"missing required key `{field}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}",
+            _FIELD_DOCS.get(field),
+        )
     field = str(loc[-1]) if loc else ""
     value = err.get("input")
     shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__

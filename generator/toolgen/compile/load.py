@@ -107,7 +107,15 @@ class SpecDocument:
         if self._content_key is None:
             h = hashlib.sha256()
             reader = yaml_reader() if self.format == "yaml" else ""
-            for part in ("spec 1", self.format, reader, self.version, self.openapi, self.swagger or "", self.text):
+            for part in (
+                "spec 1",
+                self.format,
+                reader,
+                self.version,
+                self.openapi,
+                self.swagger or "",
+                self.text,
+            ):
                 data = part.encode("utf-8", "surrogatepass")
                 h.update(len(data).to_bytes(8, "big"))
                 h.update(data)
@@ -149,7 +157,9 @@ class SpecDocument:
                 data = pointer.encode("utf-8", "surrogatepass")
                 h.update(len(data).to_bytes(8, "big"))
                 h.update(data)
-            found = self.remember(f"{self.content_key} locations 1 {h.hexdigest()}", partial(self._located, wanted))
+            found = self.remember(
+                f"{self.content_key} locations 1 {h.hexdigest()}", partial(self._located, wanted)
+            )
         self._lines.update(found)
 
     def _located(self, wanted: list[str]) -> dict[str, tuple[int, int]]:
@@ -170,8 +180,14 @@ class SpecDocument:
         """Diagnostics with line/column filled in for every location in this document (whose
         pointers are pointers of the file's text, as `locate` returns them)."""
         items = list(diagnostics)
-        pending = [d.location.pointer for d in items if d.location is not None and d.location.file == self.display
-                   and d.location.line is None and d.location.pointer is not None]
+        pending = [
+            d.location.pointer
+            for d in items
+            if d.location is not None
+            and d.location.file == self.display
+            and d.location.line is None
+            and d.location.pointer is not None
+        ]
         self._resolve(pending)
         out = []
         for d in items:
@@ -184,8 +200,9 @@ class SpecDocument:
         return out
 
 
-def read_structured(path: Path, display: str, remember: Remember = computed
-                    ) -> tuple[str, Any, Literal["json", "yaml"]]:
+def read_structured(
+    path: Path, display: str, remember: Remember = computed
+) -> tuple[str, Any, Literal["json", "yaml"]]:
     """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located).
     `remember`: whether a JSON text's tree is shallow enough (`_shallow`, a pure function of the
     text), kept by the SHA-256 of the file's bytes (the build cache's spec table)."""
@@ -193,8 +210,9 @@ def read_structured(path: Path, display: str, remember: Remember = computed
     return text, data, fmt
 
 
-def _read(path: Path, display: str, remember: Remember = computed
-          ) -> tuple[str, Any, Literal["json", "yaml"], bool]:
+def _read(
+    path: Path, display: str, remember: Remember = computed
+) -> tuple[str, Any, Literal["json", "yaml"], bool]:
     """`read_structured`, and whether the text may repeat a key in one object: always True for JSON
     (`toolgen.compile.duplicates.json_duplicate_keys` finds out), for YAML True only when a mapping
     loaded with fewer keys than it was written with (a repeated key, or a merge key's entry
@@ -203,30 +221,65 @@ def _read(path: Path, display: str, remember: Remember = computed
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise DiagnosticError([Diagnostic(
-            "file-not-found", "error", f"file not found: {display}", SourceLocation(display),
-            "check the path (relative paths are resolved against the file that names them)")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "file-not-found",
+                    "error",
+                    f"file not found: {display}",
+                    SourceLocation(display),
+                    "check the path (relative paths are resolved against the file that names them)",
+                )
+            ]
+        ) from None
     except IsADirectoryError:
-        raise DiagnosticError([Diagnostic(
-            "file-unreadable", "error", f"{display} is a folder, not a file", SourceLocation(display),
-            "name the OpenAPI document itself (a .json or .yaml file)")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "file-unreadable",
+                    "error",
+                    f"{display} is a folder, not a file",
+                    SourceLocation(display),
+                    "name the OpenAPI document itself (a .json or .yaml file)",
+                )
+            ]
+        ) from None
     except OSError as exc:
-        raise DiagnosticError([Diagnostic(
-            "file-unreadable", "error", f"cannot read {display}: {exc.strerror}", SourceLocation(display),
-            "check that the file exists and is readable")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "file-unreadable",
+                    "error",
+                    f"cannot read {display}: {exc.strerror}",
+                    SourceLocation(display),
+                    "check that the file exists and is readable",
+                )
+            ]
+        ) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DiagnosticError([Diagnostic(
-            "file-encoding", "error", f"{display} is not UTF-8 (byte {exc.start})", SourceLocation(display),
-            "save the file as UTF-8")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "file-encoding",
+                    "error",
+                    f"{display} is not UTF-8 (byte {exc.start})",
+                    SourceLocation(display),
+                    "save the file as UTF-8",
+                )
+            ]
+        ) from None
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" or stripped.startswith("{"):
         try:
             data = json.loads(text)
             # a JSON document is a tree (no aliases): only its depth needs proving, located when too deep
-            shallow = (_shallow(data) if remember is computed else
-                       remember(f"{hashlib.sha256(raw).hexdigest()} shallow 1", partial(_shallow, data)))
+            shallow = (
+                _shallow(data)
+                if remember is computed
+                else remember(f"{hashlib.sha256(raw).hexdigest()} shallow 1", partial(_shallow, data))
+            )
             return text, (data if shallow else checked_tree(data, text, display)), "json", True
         except RecursionError:
             raise _too_deep(text, display) from None
@@ -234,13 +287,23 @@ def _read(path: Path, display: str, remember: Remember = computed
             if not isinstance(exc, json.JSONDecodeError):
                 raise _too_long(text, display, exc) from None
             if path.suffix.lower() == ".json":
-                before = text[:exc.pos].rstrip()
+                before = text[: exc.pos].rstrip()
                 hint = "fix the JSON syntax at this position"
-                if before.endswith(",") and exc.msg.startswith(("Expecting value", "Expecting property name")):
+                if before.endswith(",") and exc.msg.startswith(
+                    ("Expecting value", "Expecting property name")
+                ):
                     hint = "remove the trailing comma before this position (JSON allows none)"
-                raise DiagnosticError([Diagnostic(
-                    "json-syntax", "error", f"invalid JSON: {exc.msg}",
-                    SourceLocation(display, exc.lineno, exc.colno), hint)]) from None
+                raise DiagnosticError(
+                    [
+                        Diagnostic(
+                            "json-syntax",
+                            "error",
+                            f"invalid JSON: {exc.msg}",
+                            SourceLocation(display, exc.lineno, exc.colno),
+                            hint,
+                        )
+                    ]
+                ) from None
     try:
         loader = _counting_loader(_YamlLoader)(text)
         try:
@@ -254,12 +317,21 @@ def _read(path: Path, display: str, remember: Remember = computed
         line = mark.line + 1 if mark is not None else None
         col = mark.column + 1 if mark is not None else None
         problem = exc.problem or str(exc)
-        raise DiagnosticError([Diagnostic(
-            "yaml-syntax", "error", f"invalid YAML: {problem}", SourceLocation(display, line, col),
-            "fix the YAML syntax at this position")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "yaml-syntax",
+                    "error",
+                    f"invalid YAML: {problem}",
+                    SourceLocation(display, line, col),
+                    "fix the YAML syntax at this position",
+                )
+            ]
+        ) from None
     except yaml.YAMLError as exc:
-        raise DiagnosticError([Diagnostic(
-            "yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]) from None
+        raise DiagnosticError(
+            [Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]
+        ) from None
     except ValueError as exc:  # an integer longer than Python reads
         raise _too_long(text, display, exc) from None
     merged: list[bool] = []
@@ -298,9 +370,17 @@ def _too_long(text: str, display: str, exc: ValueError) -> DiagnosticError:
     digit."""
     found = _LONG_NUMBER.search(text)
     where = SourceLocation(display, *_line_col(text, found.start())) if found else SourceLocation(display)
-    return DiagnosticError([Diagnostic(
-        "spec-number-too-long", "error", f"a number too long to read: {str(exc).split(':')[0]}", where,
-        "no API description needs such a number: shorten it, or quote it as a string")])
+    return DiagnosticError(
+        [
+            Diagnostic(
+                "spec-number-too-long",
+                "error",
+                f"a number too long to read: {str(exc).split(':')[0]}",
+                where,
+                "no API description needs such a number: shorten it, or quote it as a string",
+            )
+        ]
+    )
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -328,9 +408,17 @@ def _too_deep(text: str, display: str) -> DiagnosticError:
 
 
 def _depth_error(location: SourceLocation) -> DiagnosticError:
-    return DiagnosticError([Diagnostic(
-        "spec-too-deep", "error", f"objects and arrays nest more than {MAX_DEPTH} levels deep", location,
-        "no API description nests this deep: flatten it with named definitions and $ref")])
+    return DiagnosticError(
+        [
+            Diagnostic(
+                "spec-too-deep",
+                "error",
+                f"objects and arrays nest more than {MAX_DEPTH} levels deep",
+                location,
+                "no API description nests this deep: flatten it with named definitions and $ref",
+            )
+        ]
+    )
 
 
 def _shallow(data: Any) -> bool:
@@ -344,7 +432,7 @@ def _shallow(data: Any) -> bool:
         depth += 1
         nxt: list[Any] = []
         for node in level:
-            for value in (node.values() if type(node) is dict else node):
+            for value in node.values() if type(node) is dict else node:
                 if type(value) is dict or type(value) is list:
                     nxt.append(value)
         level = nxt
@@ -378,9 +466,17 @@ def checked_tree(data: Any, text: str, display: str) -> Any:
         if key in on_path or len(tokens) > MAX_DEPTH:
             pointer = "".join("/" + escape_token(t) for t in tokens)
             if key in on_path:
-                raise DiagnosticError([Diagnostic(
-                    "spec-alias-cycle", "error", "a YAML alias refers to a value that contains it",
-                    SourceLocation(display, None, None, pointer), "use a $ref instead of a recursive alias")])
+                raise DiagnosticError(
+                    [
+                        Diagnostic(
+                            "spec-alias-cycle",
+                            "error",
+                            "a YAML alias refers to a value that contains it",
+                            SourceLocation(display, None, None, pointer),
+                            "use a $ref instead of a recursive alias",
+                        )
+                    ]
+                )
             raise _depth_error(SourceLocation(display, None, None, pointer))
         distinct += 1
         on_path.add(key)
@@ -389,10 +485,17 @@ def checked_tree(data: Any, text: str, display: str) -> Any:
         stack.extend((v, [*tokens, str(k)], False) for k, v in pairs)
     total = sizes.get(id(data), 1)
     if total - distinct > MAX_ALIAS_EXPANSION:
-        raise DiagnosticError([Diagnostic(
-            "spec-alias-expansion", "error", f"YAML aliases expand the document to {total:,} values "
-            f"(from {distinct:,} written)", SourceLocation(display, 1, 1, ""),
-            "use $ref for shared parts instead of nesting aliases of aliases")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-alias-expansion",
+                    "error",
+                    f"YAML aliases expand the document to {total:,} values (from {distinct:,} written)",
+                    SourceLocation(display, 1, 1, ""),
+                    "use $ref for shared parts instead of nesting aliases of aliases",
+                )
+            ]
+        )
     return data
 
 
@@ -445,8 +548,9 @@ def join_tokens(tokens: list[str]) -> str:
     return "".join("/" + escape_token(t) for t in tokens)
 
 
-def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | None = None,
-              remember: Remember = computed) -> SpecDocument:
+def load_spec(
+    path: Path, display: str | None = None, sink: DiagnosticSink | None = None, remember: Remember = computed
+) -> SpecDocument:
     """Load and structurally validate an OpenAPI 3.0/3.1 document, or a Swagger 2.0 one (converted
     to OpenAPI 3.0.3 by `toolgen.compile.swagger2`, located in the 2.0 text).
 
@@ -467,34 +571,71 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
         if sink is None or any(d.code == "spec-duplicate-key" for d in exc.diagnostics):
             raise
         # an error raised before the model validation (`_checked`) may be a dropped duplicate's doing too
-        found = duplicate_key_warnings(SpecDocument(path, display, text, data, fmt, "3.0", "", repeats=repeats, remember=remember))
+        found = duplicate_key_warnings(
+            SpecDocument(path, display, text, data, fmt, "3.0", "", repeats=repeats, remember=remember)
+        )
         if not found:
             raise
         raise DiagnosticError([*exc.diagnostics, *found]) from None
 
 
-def _load(path: Path, display: str, text: str, data: Any, fmt: Literal["json", "yaml"], repeats: bool,
-          sink: DiagnosticSink | None, remember: Remember) -> SpecDocument:
+def _load(
+    path: Path,
+    display: str,
+    text: str,
+    data: Any,
+    fmt: Literal["json", "yaml"],
+    repeats: bool,
+    sink: DiagnosticSink | None,
+    remember: Remember,
+) -> SpecDocument:
     """`load_spec` after the file is read: the document's checks, and the Swagger 2.0 conversion."""
     if not isinstance(data, dict):
-        raise DiagnosticError([Diagnostic(
-            "spec-not-object", "error", "an OpenAPI document must be a mapping at its top level",
-            SourceLocation(display, 1, 1, ""), "is this the right file?")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-not-object",
+                    "error",
+                    "an OpenAPI document must be a mapping at its top level",
+                    SourceLocation(display, 1, 1, ""),
+                    "is this the right file?",
+                )
+            ]
+        )
     if SURROGATE_ESCAPE.search(text):
         bad = surrogate_paths(data)
         if bad:
             probe = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("openapi", "")))
-            raise DiagnosticError(probe.fill_locations([Diagnostic(
-                "spec-encoding", "error", "text holds an unpaired UTF-16 surrogate escape (e.g. \\ud800), "
-                "which is not a Unicode character and cannot be written as UTF-8", probe.locate(join_tokens(p)),
-                "write the character itself, or a complete surrogate pair in JSON") for p in bad]))
+            raise DiagnosticError(
+                probe.fill_locations(
+                    [
+                        Diagnostic(
+                            "spec-encoding",
+                            "error",
+                            "text holds an unpaired UTF-16 surrogate escape (e.g. \\ud800), "
+                            "which is not a Unicode character and cannot be written as UTF-8",
+                            probe.locate(join_tokens(p)),
+                            "write the character itself, or a complete surrogate pair in JSON",
+                        )
+                        for p in bad
+                    ]
+                )
+            )
     if is_swagger2(data):
         return _load_swagger2(path, display, text, data, fmt, sink, remember, repeats)
     version_field = data.get("openapi")
     if not isinstance(version_field, str):
-        raise DiagnosticError([Diagnostic(
-            "spec-version-missing", "error", "no `openapi` version field: is this an OpenAPI document?",
-            SourceLocation(display, 1, 1, ""), "add `openapi: 3.1.0` (or 3.0.x) at the top level")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-version-missing",
+                    "error",
+                    "no `openapi` version field: is this an OpenAPI document?",
+                    SourceLocation(display, 1, 1, ""),
+                    "add `openapi: 3.1.0` (or 3.0.x) at the top level",
+                )
+            ]
+        )
     version_text = version_field
     if re.match(r"^3\.0(\.\d+)?", version_text):
         version: OpenAPIVersion = "3.0"
@@ -502,12 +643,24 @@ def _load(path: Path, display: str, text: str, data: Any, fmt: Literal["json", "
         version = "3.1"
     else:
         doc_probe = SpecDocument(path, display, text, data, fmt, "3.0", version_text)
-        raise DiagnosticError([Diagnostic(
-            "spec-version-unsupported", "error", f"OpenAPI version {version_text!r} is not supported",
-            doc_probe.locate_now("/openapi"), "toolgen reads OpenAPI 3.0.x and 3.1.x")])
-    return _checked(SpecDocument(path, display, text, data, fmt, version, version_text, repeats=repeats,
-                                 remember=remember),
-                    sink, remember)
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "spec-version-unsupported",
+                    "error",
+                    f"OpenAPI version {version_text!r} is not supported",
+                    doc_probe.locate_now("/openapi"),
+                    "toolgen reads OpenAPI 3.0.x and 3.1.x",
+                )
+            ]
+        )
+    return _checked(
+        SpecDocument(
+            path, display, text, data, fmt, version, version_text, repeats=repeats, remember=remember
+        ),
+        sink,
+        remember,
+    )
 
 
 #: how many duplicate keys are reported one by one; the rest are counted in one more warning
@@ -529,24 +682,35 @@ def duplicate_key_warnings(doc: SpecDocument, remember: Remember = computed) -> 
     the JSON pointer of that member), naming the lines of the ones it dropped; after
     `MAX_DUPLICATE_WARNINGS`, one warning counts the rest. A warning, not an error: real specs have
     them, and the document is read as every JSON and YAML reader reads it."""
-    found: tuple[DuplicateKey, ...] = remember(doc.content_key + " duplicate keys 1", partial(duplicate_keys, doc))
+    found: tuple[DuplicateKey, ...] = remember(
+        doc.content_key + " duplicate keys 1", partial(duplicate_keys, doc)
+    )
     out: list[Diagnostic] = []
     for dup in found[:MAX_DUPLICATE_WARNINGS]:
         line, col = dup.positions[-1] if dup.positions else (None, None)
         dropped = ", ".join(f"{ln}:{c}" for ln, c in dup.positions[:-1])
-        out.append(Diagnostic(
-            "spec-duplicate-key", "warning",
-            f"key `{dup.key}` is written {len(dup.positions)} times in this object: only this last one is "
-            f"read, the one{'s' if len(dup.positions) > 2 else ''} at line:column {dropped or '?'} "
-            f"{'are' if len(dup.positions) > 2 else 'is'} ignored",
-            SourceLocation(doc.display, line, col, dup.member),
-            "keep one: merge what the others say into it and delete them (object keys must be unique: "
-            "RFC 8259 section 4, YAML 1.2 section 3.2.1.1)"))
+        out.append(
+            Diagnostic(
+                "spec-duplicate-key",
+                "warning",
+                f"key `{dup.key}` is written {len(dup.positions)} times in this object: only this last one is "
+                f"read, the one{'s' if len(dup.positions) > 2 else ''} at line:column {dropped or '?'} "
+                f"{'are' if len(dup.positions) > 2 else 'is'} ignored",
+                SourceLocation(doc.display, line, col, dup.member),
+                "keep one: merge what the others say into it and delete them (object keys must be unique: "
+                "RFC 8259 section 4, YAML 1.2 section 3.2.1.1)",
+            )
+        )
     if len(found) > MAX_DUPLICATE_WARNINGS:
-        out.append(Diagnostic(
-            "spec-duplicate-key", "warning",
-            f"{len(found) - MAX_DUPLICATE_WARNINGS} more keys are written twice in one object (not listed)",
-            SourceLocation(doc.display, 1, 1, ""), "fix the ones listed, then build again to see the rest"))
+        out.append(
+            Diagnostic(
+                "spec-duplicate-key",
+                "warning",
+                f"{len(found) - MAX_DUPLICATE_WARNINGS} more keys are written twice in one object (not listed)",
+                SourceLocation(doc.display, 1, 1, ""),
+                "fix the ones listed, then build again to see the rest",
+            )
+        )
     return out
 
 
@@ -564,8 +728,16 @@ def _checked(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember)
     return doc
 
 
-def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fmt: Literal["json", "yaml"],
-                   sink: DiagnosticSink | None, remember: Remember = computed, repeats: bool = True) -> SpecDocument:
+def _load_swagger2(
+    path: Path,
+    display: str,
+    text: str,
+    data: dict[str, Any],
+    fmt: Literal["json", "yaml"],
+    sink: DiagnosticSink | None,
+    remember: Remember = computed,
+    repeats: bool = True,
+) -> SpecDocument:
     """A Swagger 2.0 document, read as the OpenAPI 3.0.3 document it converts to (module docstring)."""
     source = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("swagger")))
     try:
@@ -574,8 +746,17 @@ def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fm
         raise DiagnosticError(source.fill_locations(exc.diagnostics)) from None
     if sink is not None:
         sink.extend(source.fill_locations(converted.warnings))
-    doc = SpecDocument(path, display, text, converted.data, fmt, "3.0", str(converted.data["openapi"]),
-                       swagger=str(data["swagger"]), pointers=converted.pointers, repeats=repeats,
-                       remember=remember)
+    doc = SpecDocument(
+        path,
+        display,
+        text,
+        converted.data,
+        fmt,
+        "3.0",
+        str(converted.data["openapi"]),
+        swagger=str(data["swagger"]),
+        pointers=converted.pointers,
+        repeats=repeats,
+        remember=remember,
+    )
     return _checked(doc, sink, remember)
-

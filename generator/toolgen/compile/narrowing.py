@@ -38,24 +38,92 @@ JSON = Any
 
 #: Keywords that never change what a schema accepts (2020-12 meta-data, content and format-annotation
 #: vocabularies as toolgen's runtime reads them, OpenAPI decorations).
-ANNOTATION_KEYS: frozenset[str] = frozenset({
-    "$schema", "$id", "$comment", "$anchor", "$dynamicAnchor", "$vocabulary", "$defs", "definitions",
-    "title", "description", "default", "examples", "example", "deprecated", "readOnly", "writeOnly",
-    "contentMediaType", "contentEncoding", "contentSchema", "discriminator", "xml", "externalDocs",
-    "nullable",  # OpenAPI 3.0: only ever widens, so ignoring it in C is sound
-})
+ANNOTATION_KEYS: frozenset[str] = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$comment",
+        "$anchor",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "example",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+        "discriminator",
+        "xml",
+        "externalDocs",
+        "nullable",  # OpenAPI 3.0: only ever widens, so ignoring it in C is sound
+    }
+)
 STRING_KEYS = frozenset({"minLength", "maxLength", "pattern", "format"})
 NUMBER_KEYS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
-ARRAY_KEYS = frozenset({"items", "minItems", "maxItems", "uniqueItems", "prefixItems", "contains",
-                        "minContains", "maxContains", "unevaluatedItems"})
-OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties", "minProperties", "maxProperties",
-                         "patternProperties", "propertyNames", "dependentRequired", "dependentSchemas",
-                         "unevaluatedProperties"})
+ARRAY_KEYS = frozenset(
+    {
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "prefixItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "unevaluatedItems",
+    }
+)
+OBJECT_KEYS = frozenset(
+    {
+        "properties",
+        "required",
+        "additionalProperties",
+        "minProperties",
+        "maxProperties",
+        "patternProperties",
+        "propertyNames",
+        "dependentRequired",
+        "dependentSchemas",
+        "unevaluatedProperties",
+    }
+)
 #: Keywords of C this module knows how to prove N against.
-_PROVABLE = frozenset({"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "minLength", "maxLength",
-                       "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                       "multipleOf", "items", "minItems", "maxItems", "uniqueItems", "properties", "required",
-                       "additionalProperties", "minProperties", "maxProperties"})
+_PROVABLE = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "properties",
+        "required",
+        "additionalProperties",
+        "minProperties",
+        "maxProperties",
+    }
+)
 _MAX_DEPTH = 64
 
 
@@ -133,8 +201,11 @@ def _comparable(n: JSON, c: JSON, ptr: str) -> None:
     if not isinstance(c, dict):
         raise _Fail(ptr, "the canonical schema is not a JSON Schema here", "leave this argument canonical")
     if n is True or not isinstance(n, dict):
-        raise _Fail(ptr, "the narrowed schema accepts any value here",
-                    "give a `type` (or an `enum`) that the canonical schema accepts")
+        raise _Fail(
+            ptr,
+            "the narrowed schema accepts any value here",
+            "give a `type` (or an `enum`) that the canonical schema accepts",
+        )
     if "$ref" in n:
         raise _Fail(ptr + "/$ref", "a narrowed schema cannot use $ref", "write the schema inline")
 
@@ -146,10 +217,14 @@ def _one_branch_only(branches: list[JSON], hit: int, n_types: frozenset[str], pt
         if i == hit:
             continue
         other_types = _types(other) if isinstance(other, dict) else None
-        if other is not False and (other_types is None or any(
-                _family(t) in {_family(o) for o in other_types} for t in n_types)):
-            raise _Fail(ptr, "a value may match more than one branch of the canonical oneOf "
-                             f"(branch {i} too)", "narrow to an enum, or to a type only one branch admits")
+        if other is not False and (
+            other_types is None or any(_family(t) in {_family(o) for o in other_types} for t in n_types)
+        ):
+            raise _Fail(
+                ptr,
+                f"a value may match more than one branch of the canonical oneOf (branch {i} too)",
+                "narrow to an enum, or to a type only one branch admits",
+            )
 
 
 class _Checker:
@@ -175,7 +250,8 @@ class _Checker:
                 schema = {**defs, **schema}
             try:
                 self._validators[key] = Draft202012Validator(
-                    schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+                    schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+                )
             except Exception:  # noqa: BLE001 - a canonical schema jsonschema cannot load proves nothing
                 self._validators[key] = None
             self._keep.append(canonical)  # ids stay unique while the validator is cached
@@ -190,13 +266,18 @@ class _Checker:
     def canonical_accepts_fast(self, value: JSON, canonical: JSON) -> bool:
         """`canonical_accepts`, with a set lookup for a canonical node that is an enumeration and its
         type only (large enums would otherwise cost a scan per value)."""
-        if isinstance(canonical, dict) and isinstance(canonical.get("enum"), list) and all(
-                k in ("enum", "type") or k in ANNOTATION_KEYS for k in canonical):
+        if (
+            isinstance(canonical, dict)
+            and isinstance(canonical.get("enum"), list)
+            and all(k in ("enum", "type") or k in ANNOTATION_KEYS for k in canonical)
+        ):
             key = id(canonical)
             if key not in self._enum_sets:
                 self._enum_sets[key] = {_enum_key(v) for v in canonical["enum"]}
                 self._keep.append(canonical)
-            return _admits(_types(canonical), json_type_of(value)) and _enum_key(value) in self._enum_sets[key]
+            return (
+                _admits(_types(canonical), json_type_of(value)) and _enum_key(value) in self._enum_sets[key]
+            )
         return self.canonical_accepts(value, canonical)
 
     @staticmethod
@@ -216,13 +297,19 @@ class _Checker:
         ref = node["$ref"]
         target = ref_to_pointer(ref) if isinstance(ref, str) else None
         if target is None or (target and not target.startswith("/")):
-            raise _Fail(ptr, f"the canonical schema's $ref {ref!r} is not a local JSON pointer",
-                        "narrow with an enum, whose values toolgen validates directly")
+            raise _Fail(
+                ptr,
+                f"the canonical schema's $ref {ref!r} is not a local JSON pointer",
+                "narrow with an enum, whose values toolgen validates directly",
+            )
         try:
             return resolve_pointer(self.root, target)
         except PointerError:
-            raise _Fail(ptr, f"the canonical schema's $ref {ref!r} does not resolve",
-                        "narrow with an enum, whose values toolgen validates directly") from None
+            raise _Fail(
+                ptr,
+                f"the canonical schema's $ref {ref!r} does not resolve",
+                "narrow with an enum, whose values toolgen validates directly",
+            ) from None
 
     def sub(self, n: JSON, c: JSON, ptr: str, depth: int) -> None:
         """Prove n ⊆ c or raise `_Fail` located at `ptr` (a pointer into the narrowed schema): a finite
@@ -238,8 +325,11 @@ class _Checker:
         elif not self.narrowed_ways(n, c, ptr, depth) and not self.canonical_parts(n, c, ptr, depth):
             n_types = _types(n)
             if n_types is None:
-                raise _Fail(ptr, "the narrowed schema does not say its `type`",
-                            "add a `type` (or an `enum`) that the canonical schema accepts")
+                raise _Fail(
+                    ptr,
+                    "the narrowed schema does not say its `type`",
+                    "add a `type` (or an `enum`) that the canonical schema accepts",
+                )
             if not self.canonical_branches(n, c, n_types, ptr, depth):
                 self.plain(n, c, n_types, ptr, depth)
 
@@ -251,8 +341,11 @@ class _Checker:
         for i, value in enumerate(values):
             if _accepts(narrow_validator, value) and not self.canonical_accepts_fast(value, c):
                 where = ptr + ("/const" if "const" in n else f"/enum/{i}")
-                raise _Fail(where, f"{_show(value)} is not valid under the canonical schema",
-                            "keep only values the operation accepts")
+                raise _Fail(
+                    where,
+                    f"{_show(value)} is not valid under the canonical schema",
+                    "keep only values the operation accepts",
+                )
 
     def narrowed_ways(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, depth: int) -> bool:
         """N's own combinators: each way N can accept (an ``anyOf``/``oneOf`` branch) must be inside C,
@@ -290,8 +383,9 @@ class _Checker:
             return True
         return False
 
-    def canonical_branches(self, n: dict[str, JSON], c: dict[str, JSON], n_types: frozenset[str], ptr: str,
-                           depth: int) -> bool:
+    def canonical_branches(
+        self, n: dict[str, JSON], c: dict[str, JSON], n_types: frozenset[str], ptr: str, depth: int
+    ) -> bool:
         """C's ``anyOf``/``oneOf``: N of several types type by type; else N inside C's other keywords
         and inside one branch (for ``oneOf``, a branch no other may also match). False when C has
         neither."""
@@ -318,25 +412,38 @@ class _Checker:
             except _Fail as fail:
                 first = first or fail
         detail = f": {first.problem.message}" if first is not None else ""
-        raise _Fail(first.problem.pointer if first is not None else ptr,
-                    f"not inside any branch of the canonical {key}{detail}",
-                    first.problem.hint if first is not None else "narrow to one branch's type")
+        raise _Fail(
+            first.problem.pointer if first is not None else ptr,
+            f"not inside any branch of the canonical {key}{detail}",
+            first.problem.hint if first is not None else "narrow to one branch's type",
+        )
 
-    def plain(self, n: dict[str, JSON], c: dict[str, JSON], n_types: frozenset[str], ptr: str, depth: int) -> None:
+    def plain(
+        self, n: dict[str, JSON], c: dict[str, JSON], n_types: frozenset[str], ptr: str, depth: int
+    ) -> None:
         unknown = sorted(k for k in c if k not in _PROVABLE and k not in ANNOTATION_KEYS)
         relevant = [k for k in unknown if _applies(k, n_types)]
         if relevant:
-            raise _Fail(ptr, f"toolgen cannot prove the canonical keyword `{relevant[0]}` holds",
-                        "narrow with an enum (validated value by value), or leave this argument canonical")
+            raise _Fail(
+                ptr,
+                f"toolgen cannot prove the canonical keyword `{relevant[0]}` holds",
+                "narrow with an enum (validated value by value), or leave this argument canonical",
+            )
         if "const" in c or "enum" in c:
-            raise _Fail(ptr, "the canonical schema is an enumeration here; an open type is wider",
-                        "narrow with an `enum` of canonical values")
+            raise _Fail(
+                ptr,
+                "the canonical schema is an enumeration here; an open type is wider",
+                "narrow with an `enum` of canonical values",
+            )
         c_types = _types(c)
         for t in sorted(n_types):
             if not _admits(c_types, t):
                 allowed = ", ".join(sorted(c_types or ()))
-                raise _Fail(ptr + "/type", f"type {t!r} is not accepted by the canonical schema ({allowed})",
-                            f"use one of: {allowed}")
+                raise _Fail(
+                    ptr + "/type",
+                    f"type {t!r} is not accepted by the canonical schema ({allowed})",
+                    f"use one of: {allowed}",
+                )
         if "string" in n_types:
             self.strings(n, c, ptr)
         if n_types & {"number", "integer"}:
@@ -351,12 +458,17 @@ class _Checker:
         _upper(n, c, "maxLength", ptr)
         for key in ("pattern", "format"):
             if key in c and n.get(key) != c[key]:
-                raise _Fail(ptr, f"the canonical schema requires {key} {c[key]!r}; the narrowed schema does not",
-                            f"repeat `{key}: {c[key]}` in the narrowed schema")
+                raise _Fail(
+                    ptr,
+                    f"the canonical schema requires {key} {c[key]!r}; the narrowed schema does not",
+                    f"repeat `{key}: {c[key]}` in the narrowed schema",
+                )
 
     def numbers(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, *, only_integers: bool) -> None:
-        for lower, (inclusive, exclusive) in ((True, ("minimum", "exclusiveMinimum")),
-                                              (False, ("maximum", "exclusiveMaximum"))):
+        for lower, (inclusive, exclusive) in (
+            (True, ("minimum", "exclusiveMinimum")),
+            (False, ("maximum", "exclusiveMaximum")),
+        ):
             bound, bound_excl = _bound(n, inclusive, exclusive, lower=lower)
             for key, excl in ((inclusive, False), (exclusive, True)):
                 limit = _num(c.get(key)) if key in c else None
@@ -366,18 +478,29 @@ class _Checker:
                     continue
                 inside = bound is not None and ((bound > limit) if lower else (bound < limit))
                 if not (inside or (bound == limit and (bound_excl or not excl))):
-                    raise _Fail(ptr, f"the canonical schema requires {key} {c[key]}; the narrowed bound is "
-                                     f"{'lower' if lower else 'higher'} or absent",
-                                f"add `{key}: {c[key]}` (or a tighter bound)")
+                    raise _Fail(
+                        ptr,
+                        f"the canonical schema requires {key} {c[key]}; the narrowed bound is "
+                        f"{'lower' if lower else 'higher'} or absent",
+                        f"add `{key}: {c[key]}` (or a tighter bound)",
+                    )
         if "multipleOf" in c:
             m_c = _num(c["multipleOf"])
             m_n = _num(n.get("multipleOf"))
-            proved = m_c is not None and m_c > 0 and (
-                (m_n is not None and m_n > 0 and (m_n / m_c).denominator == 1)
-                or (only_integers and (1 / m_c).denominator == 1))
+            proved = (
+                m_c is not None
+                and m_c > 0
+                and (
+                    (m_n is not None and m_n > 0 and (m_n / m_c).denominator == 1)
+                    or (only_integers and (1 / m_c).denominator == 1)
+                )
+            )
             if not proved:
-                raise _Fail(ptr, f"the canonical schema requires multipleOf {c['multipleOf']}",
-                            f"add `multipleOf: {c['multipleOf']}` (or a multiple of it)")
+                raise _Fail(
+                    ptr,
+                    f"the canonical schema requires multipleOf {c['multipleOf']}",
+                    f"add `multipleOf: {c['multipleOf']}` (or a multiple of it)",
+                )
 
     def arrays(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, depth: int) -> None:
         _lower(n, c, "minItems", ptr)
@@ -386,8 +509,11 @@ class _Checker:
             raise _Fail(ptr, "the canonical schema requires uniqueItems", "add `uniqueItems: true`")
         if "items" in c:
             if "prefixItems" in n:
-                raise _Fail(ptr + "/prefixItems", "toolgen cannot prove prefixItems against the canonical items",
-                            "use `items` alone")
+                raise _Fail(
+                    ptr + "/prefixItems",
+                    "toolgen cannot prove prefixItems against the canonical items",
+                    "use `items` alone",
+                )
             self.sub(n.get("items", True), c["items"], ptr + "/items", depth + 1)
 
     def objects(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, depth: int) -> None:
@@ -395,13 +521,19 @@ class _Checker:
         c_required: list[JSON] = c["required"] if isinstance(c.get("required"), list) else []
         missing = [r for r in c_required if r not in n_required]
         if missing:
-            raise _Fail(ptr + "/required", f"the canonical schema requires property {missing[0]!r}",
-                        f"add {missing[0]!r} to `required`")
+            raise _Fail(
+                ptr + "/required",
+                f"the canonical schema requires property {missing[0]!r}",
+                f"add {missing[0]!r} to `required`",
+            )
         _lower(n, c, "minProperties", ptr)
         _upper(n, c, "maxProperties", ptr)
         if "patternProperties" in n:
-            raise _Fail(ptr + "/patternProperties", "toolgen cannot prove patternProperties in a narrowed schema",
-                        "declare the properties by name")
+            raise _Fail(
+                ptr + "/patternProperties",
+                "toolgen cannot prove patternProperties in a narrowed schema",
+                "declare the properties by name",
+            )
         n_props: dict[str, JSON] = n["properties"] if isinstance(n.get("properties"), dict) else {}
         c_props: dict[str, JSON] = c["properties"] if isinstance(c.get("properties"), dict) else {}
         n_extra = n.get("additionalProperties", True)
@@ -417,6 +549,7 @@ class _Checker:
 
 def _enum_key(value: JSON) -> str:
     """A key equal for JSON values JSON Schema calls equal (1 and 1.0 alike; true and 1 not)."""
+
     def norm(v: JSON) -> JSON:
         if isinstance(v, bool) or v is None or isinstance(v, str):
             return v
@@ -465,7 +598,9 @@ def _applies(key: str, types: frozenset[str]) -> bool:
     return True
 
 
-def _bound(n: dict[str, JSON], inclusive: str, exclusive: str, *, lower: bool) -> tuple[Fraction | None, bool]:
+def _bound(
+    n: dict[str, JSON], inclusive: str, exclusive: str, *, lower: bool
+) -> tuple[Fraction | None, bool]:
     """N's tightest bound (value, exclusive?) from its inclusive and exclusive keywords."""
     best: tuple[Fraction | None, bool] = (None, False)
     for key, excl in ((inclusive, False), (exclusive, True)):
@@ -473,7 +608,9 @@ def _bound(n: dict[str, JSON], inclusive: str, exclusive: str, *, lower: bool) -
         if value is None:
             continue
         cur, cur_excl = best
-        tighter = cur is None or (value > cur if lower else value < cur) or (value == cur and excl and not cur_excl)
+        tighter = (
+            cur is None or (value > cur if lower else value < cur) or (value == cur and excl and not cur_excl)
+        )
         if tighter:
             best = (value, excl)
     return best
@@ -511,7 +648,9 @@ def narrowed_schema_problem(schema: JSON) -> SubsetProblem | None:
     from jsonschema.exceptions import SchemaError
 
     if not isinstance(schema, dict):
-        return SubsetProblem("", "a narrowed schema must be a JSON Schema object", "write e.g. `{type: string}`")
+        return SubsetProblem(
+            "", "a narrowed schema must be a JSON Schema object", "write e.g. `{type: string}`"
+        )
     stack: list[tuple[str, JSON]] = [("", schema)]
     while stack:
         ptr, node = stack.pop()
@@ -525,8 +664,9 @@ def narrowed_schema_problem(schema: JSON) -> SubsetProblem | None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         where = "".join("/" + escape_token(str(p)) for p in exc.absolute_path)
-        return SubsetProblem(where, f"not a valid JSON Schema 2020-12: {exc.message}",
-                             "fix the schema (https://json-schema.org/draft/2020-12)")
+        return SubsetProblem(
+            where,
+            f"not a valid JSON Schema 2020-12: {exc.message}",
+            "fix the schema (https://json-schema.org/draft/2020-12)",
+        )
     return None
-
-

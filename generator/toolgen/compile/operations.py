@@ -76,15 +76,17 @@ def list_operations(doc: SpecDocument) -> list[Operation]:
             if not isinstance(node, dict):
                 continue
             op_id = node.get("operationId")
-            out.append(Operation(
-                method=method.upper(),
-                path=str(path),
-                operation_id=str(op_id) if isinstance(op_id, (str, int)) and str(op_id) else None,
-                pointer=join_pointer(item_pointer, method),
-                node=node,
-                path_item=item,
-                path_item_pointer=item_pointer,
-            ))
+            out.append(
+                Operation(
+                    method=method.upper(),
+                    path=str(path),
+                    operation_id=str(op_id) if isinstance(op_id, (str, int)) and str(op_id) else None,
+                    pointer=join_pointer(item_pointer, method),
+                    node=node,
+                    path_item=item,
+                    path_item_pointer=item_pointer,
+                )
+            )
     return out
 
 

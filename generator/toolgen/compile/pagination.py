@@ -50,21 +50,119 @@ from .paging_answer import (
     norm_name,
 )
 
-CURSOR_PARAMS = ("cursor", "starting_after", "page_token", "pageToken", "PageToken", "next_token", "nextToken",
-                 "NextToken", "start_cursor", "startCursor", "after", "continuation_token", "continuationToken",
-                 "continuation", "marker", "Marker", "page_cursor", "pageCursor", "next_page_token", "nextPageToken",
-                 "token", "from_cursor", "cursor_id", "scroll_id", "next", "nextCursor", "next_cursor",
-                 "startingAfter", "ExclusiveStartKey", "exclusive_start_key", "last_key", "lastKey")
-OFFSET_PARAMS = ("offset", "skip", "start", "Offset", "Skip", "Start", "$skip", "startIndex", "start_index", "from")
-PAGE_PARAMS = ("page", "Page", "page_number", "pageNumber", "PageNumber", "page_num", "pageNum", "pageNo", "page_no",
-               "p", "pg")
-LIMIT_PARAMS = ("limit", "per_page", "page_size", "pageSize", "PageSize", "max_results", "maxResults", "MaxResults",
-                "count", "size", "Limit", "perPage", "Count", "Size", "$top", "top", "pagesize", "max", "maxItems",
-                "max_items", "MaxItems", "rows", "num", "results_per_page", "resultsPerPage", "take", "page_limit",
-                "pageLimit", "limitPerPage", "items_per_page", "itemsPerPage", "first", "rowCount", "row_count")
+CURSOR_PARAMS = (
+    "cursor",
+    "starting_after",
+    "page_token",
+    "pageToken",
+    "PageToken",
+    "next_token",
+    "nextToken",
+    "NextToken",
+    "start_cursor",
+    "startCursor",
+    "after",
+    "continuation_token",
+    "continuationToken",
+    "continuation",
+    "marker",
+    "Marker",
+    "page_cursor",
+    "pageCursor",
+    "next_page_token",
+    "nextPageToken",
+    "token",
+    "from_cursor",
+    "cursor_id",
+    "scroll_id",
+    "next",
+    "nextCursor",
+    "next_cursor",
+    "startingAfter",
+    "ExclusiveStartKey",
+    "exclusive_start_key",
+    "last_key",
+    "lastKey",
+)
+OFFSET_PARAMS = (
+    "offset",
+    "skip",
+    "start",
+    "Offset",
+    "Skip",
+    "Start",
+    "$skip",
+    "startIndex",
+    "start_index",
+    "from",
+)
+PAGE_PARAMS = (
+    "page",
+    "Page",
+    "page_number",
+    "pageNumber",
+    "PageNumber",
+    "page_num",
+    "pageNum",
+    "pageNo",
+    "page_no",
+    "p",
+    "pg",
+)
+LIMIT_PARAMS = (
+    "limit",
+    "per_page",
+    "page_size",
+    "pageSize",
+    "PageSize",
+    "max_results",
+    "maxResults",
+    "MaxResults",
+    "count",
+    "size",
+    "Limit",
+    "perPage",
+    "Count",
+    "Size",
+    "$top",
+    "top",
+    "pagesize",
+    "max",
+    "maxItems",
+    "max_items",
+    "MaxItems",
+    "rows",
+    "num",
+    "results_per_page",
+    "resultsPerPage",
+    "take",
+    "page_limit",
+    "pageLimit",
+    "limitPerPage",
+    "items_per_page",
+    "itemsPerPage",
+    "first",
+    "rowCount",
+    "row_count",
+)
 #: time-window bounds: a numeric next token goes back as the bound the listing walks towards
-WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBefore", "before_id", "max_id",
-                 "older_than", "to", "from", "start_time", "end_time", "startTime", "endTime")
+WINDOW_PARAMS = (
+    "until",
+    "before",
+    "since",
+    "after",
+    "ending_before",
+    "endingBefore",
+    "before_id",
+    "max_id",
+    "older_than",
+    "to",
+    "from",
+    "start_time",
+    "end_time",
+    "startTime",
+    "endTime",
+)
 #: the bounds a newest-first listing walks towards: a numeric next value goes back as one of them
 DESCENDING_WINDOW = ("until", "before", "max_id", "ending_before")
 #: how `pagination.next` names a response header instead of an answer member (``header:NextPageToken``;
@@ -110,13 +208,15 @@ def _query_names(query_params: list[str], types: dict[str, str]) -> tuple[list[s
     return list(query_params), numeric
 
 
-def _cursor_style(items: str, names: list[str], answer: PagingFields, limit: str | None,
-                  types: dict[str, str]) -> DetectedPagination | None:
+def _cursor_style(
+    items: str, names: list[str], answer: PagingFields, limit: str | None, types: dict[str, str]
+) -> DetectedPagination | None:
     """A token in the answer and the parameter that takes it back: by name, else (a text token) a
     usual cursor parameter or a ``page``/``offset`` that takes text, else (a numeric ``next``) a
     time-window bound."""
     takers = [p for p in CURSOR_PARAMS if p in names] + [
-        p for p in names if p in OFFSET_PARAMS + PAGE_PARAMS and types.get(p) == "string"]
+        p for p in names if p in OFFSET_PARAMS + PAGE_PARAMS and types.get(p) == "string"
+    ]
     for path, schema in answer.tokens:
         leaf = path.split(".")[-1]
         param = _takes_back(leaf, names)
@@ -126,22 +226,36 @@ def _cursor_style(items: str, names: list[str], answer: PagingFields, limit: str
         if param is None and not textual and leaf in ("next", "nextPage", "next_page"):
             towards: str | None = next((p for p in DESCENDING_WINDOW if p in names), None)
             if towards is not None:  # a numeric next bound: the time window walks towards it (Vercel)
-                return DetectedPagination("cursor", items, towards, limit, next=path, has_more=answer.has_more)
+                return DetectedPagination(
+                    "cursor", items, towards, limit, next=path, has_more=answer.has_more
+                )
             window: str | None = next((p for p in WINDOW_PARAMS if p in names), None)
             if window is not None:
                 return DetectedPagination(
-                    "cursor", items, window, limit, next=path, has_more=answer.has_more,
+                    "cursor",
+                    items,
+                    window,
+                    limit,
+                    next=path,
+                    has_more=answer.has_more,
                     doubt=f"the answer's `{path}` is drafted as the next value of the time-window parameter "
-                          f"`{window}`; check that the API walks towards it (newest first or oldest first)")
+                    f"`{window}`; check that the API walks towards it (newest first or oldest first)",
+                )
         if param is not None:
             return DetectedPagination("cursor", items, param, limit, next=path, has_more=answer.has_more)
     return None
 
 
-def detect(query_params: list[str], response_schema: Any, link_header: bool,
-           param_types: dict[str, str] | None = None, *, headers: Sequence[str] = (),
-           params: Sequence[Mapping[str, Any]] = (),
-           resource: str | None = None) -> DetectedPagination | None:
+def detect(
+    query_params: list[str],
+    response_schema: Any,
+    link_header: bool,
+    param_types: dict[str, str] | None = None,
+    *,
+    headers: Sequence[str] = (),
+    params: Sequence[Mapping[str, Any]] = (),
+    resource: str | None = None,
+) -> DetectedPagination | None:
     """Pagination of an operation from its query-parameter names (and, when known, their JSON types:
     an `offset` or `page` parameter that takes a string is a cursor token, as in Asana), its
     (canonical) 2xx response schema and whether the response declares a `Link` header (RFC 8288).
@@ -157,22 +271,43 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
         if several is None:
             return None
         items = several[0]
-    found = _detect_in(items, query_params, response_schema, link_header, param_types or {},
-                       list(headers), {str(p.get("name")): p for p in params if isinstance(p, Mapping)})
+    found = _detect_in(
+        items,
+        query_params,
+        response_schema,
+        link_header,
+        param_types or {},
+        list(headers),
+        {str(p.get("name")): p for p in params if isinstance(p, Mapping)},
+    )
     if found is None or several is None:
         return found
     chosen, arrays = several
     if not _beside(found.next, chosen):
         return None  # the next field of another member's list (Spotify's album `tracks.next`)
     listed = ", ".join(f"`{a}`" for a in arrays)
-    why = (f"the answer holds {len(arrays)} arrays ({listed}) and none is a usual item list: `{chosen}` is "
-           "drafted as the items; check that it is the list the API pages")
+    why = (
+        f"the answer holds {len(arrays)} arrays ({listed}) and none is a usual item list: `{chosen}` is "
+        "drafted as the items; check that it is the list the API pages"
+    )
     return replace(found, guess=True, doubt=f"{why}; and {found.doubt}" if found.doubt else why)
 
 
 #: members that hold an answer's paging fields whatever else they hold
-_PAGING_HOLDERS = frozenset({"links", "link", "pagination", "paging", "meta", "metadata", "page",
-                             "navigation", "responsemetadata", "cursors"})
+_PAGING_HOLDERS = frozenset(
+    {
+        "links",
+        "link",
+        "pagination",
+        "paging",
+        "meta",
+        "metadata",
+        "page",
+        "navigation",
+        "responsemetadata",
+        "cursors",
+    }
+)
 
 
 def _beside(next_field: str | None, items: str) -> bool:
@@ -184,20 +319,28 @@ def _beside(next_field: str | None, items: str) -> bool:
     return items.startswith(parent + ".") or norm_name(parent.split(".")[-1]) in _PAGING_HOLDERS
 
 
-def _detect_in(items: str, query_params: list[str], response_schema: Any, link_header: bool,
-               types: dict[str, str], headers: list[str],
-               params: dict[str, Mapping[str, Any]]) -> DetectedPagination | None:
+def _detect_in(
+    items: str,
+    query_params: list[str],
+    response_schema: Any,
+    link_header: bool,
+    types: dict[str, str],
+    headers: list[str],
+    params: dict[str, Mapping[str, Any]],
+) -> DetectedPagination | None:
     """`detect` once the item array is known."""
     names, numeric = _query_names(query_params, types)
     limit = next((p for p in LIMIT_PARAMS if p in names and p in numeric), None)
-    answer = PagingFields.of(response_schema, items,
-                        [n for n in cursor_like(names, types, params) if _tokenish(n)])
+    answer = PagingFields.of(
+        response_schema, items, [n for n in cursor_like(names, types, params) if _tokenish(n)]
+    )
     found = _cursor_style(items, names, answer, limit, types)
     if found is not None:
         return found
     if "starting_after" in names and answer.has_more is not None:
-        return DetectedPagination("cursor", items, "starting_after", limit, has_more=answer.has_more,
-                                  cursor_from_item="id")
+        return DetectedPagination(
+            "cursor", items, "starting_after", limit, has_more=answer.has_more, cursor_from_item="id"
+        )
     found = _header_token(items, names, limit, types, headers, params)
     if found is not None:
         return found
@@ -205,32 +348,78 @@ def _detect_in(items: str, query_params: list[str], response_schema: Any, link_h
         return DetectedPagination("link", items, None, limit)
     if answer.urls:
         return DetectedPagination("link", items, None, limit, next=answer.urls[0])
-    bare = next((p for p, sch in answer.tokens if p.split(".")[-1] in ("next", "next_page", "nextPage")
-                 and "string" in json_types(sch)), None)
+    bare = next(
+        (
+            p
+            for p, sch in answer.tokens
+            if p.split(".")[-1] in ("next", "next_page", "nextPage") and "string" in json_types(sch)
+        ),
+        None,
+    )
     if bare is not None:  # a text `next` that no parameter takes: a next-page URL without `format: uri`
-        return DetectedPagination("link", items, None, limit, next=bare, doubt=(
-            f"the answer's `{bare}` is text that no query parameter takes back, so it is drafted as the next "
-            "page's URL; check that the API answers a URL there (the runtime follows it only on the API's origin)"))
+        return DetectedPagination(
+            "link",
+            items,
+            None,
+            limit,
+            next=bare,
+            doubt=(
+                f"the answer's `{bare}` is text that no query parameter takes back, so it is drafted as the next "
+                "page's URL; check that the API answers a URL there (the runtime follows it only on the API's origin)"
+            ),
+        )
     page = next((p for p in PAGE_PARAMS if p in numeric), None)
     if page is None and offset_like(names, numeric) is None:
-        return (_position_only(items, names, numeric, limit, answer, types)
-                or without_answer(items, names, types, answer, response_schema, params))
+        return _position_only(items, names, numeric, limit, answer, types) or without_answer(
+            items, names, types, answer, response_schema, params
+        )
     if page is not None:
-        return DetectedPagination("page", items, page, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
-            f"`{page}` pages, but the operation takes no page-size parameter: the runtime asks for no size, so a "
-            "page shorter than the tool's page size ends the listing; check the API's page size"))
+        return DetectedPagination(
+            "page",
+            items,
+            page,
+            limit,
+            has_more=answer.has_more,
+            doubt=None
+            if limit or answer.has_more
+            else (
+                f"`{page}` pages, but the operation takes no page-size parameter: the runtime asks for no size, so a "
+                "page shorter than the tool's page size ends the listing; check the API's page size"
+            ),
+        )
     offset = next((p for p in OFFSET_PARAMS if p in numeric), None)
     if offset is not None:
-        return DetectedPagination("offset", items, offset, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
-            f"`{offset}` pages by offset, but the operation takes no page-size parameter: the runtime asks for no "
-            "size, so a page shorter than the tool's page size ends the listing; check the API's page size"))
+        return DetectedPagination(
+            "offset",
+            items,
+            offset,
+            limit,
+            has_more=answer.has_more,
+            doubt=None
+            if limit or answer.has_more
+            else (
+                f"`{offset}` pages by offset, but the operation takes no page-size parameter: the runtime asks for no "
+                "size, so a page shorter than the tool's page size ends the listing; check the API's page size"
+            ),
+        )
     return None
 
 
 #: position parameters outside the usual spellings, compared without case or separators
 _PAGE_NORM = frozenset({"page", "pagenumber", "pagenum", "pageno", "pageindex", "pg", "p"})
-_OFFSET_NORM = frozenset({"offset", "skip", "start", "startindex", "startat", "startposition", "firstresult",
-                          "firstrecord", "from"})
+_OFFSET_NORM = frozenset(
+    {
+        "offset",
+        "skip",
+        "start",
+        "startindex",
+        "startat",
+        "startposition",
+        "firstresult",
+        "firstrecord",
+        "from",
+    }
+)
 
 
 def offset_like(names: list[str], numeric: list[str]) -> str | None:
@@ -238,8 +427,14 @@ def offset_like(names: list[str], numeric: list[str]) -> str | None:
     return next((p for p in OFFSET_PARAMS if p in numeric), None)
 
 
-def _position_only(items: str, names: list[str], numeric: list[str], limit: str | None, answer: PagingFields,
-                   types: dict[str, str]) -> DetectedPagination | None:
+def _position_only(
+    items: str,
+    names: list[str],
+    numeric: list[str],
+    limit: str | None,
+    answer: PagingFields,
+    types: dict[str, str],
+) -> DetectedPagination | None:
     """A position parameter spelled outside the usual lists (``pagenumber``, ``pageno``,
     ``page_index``, ``StartIndex``), or a ``page`` declared as text, with nothing in the answer
     that says where the next page is: drafted as the page or offset style with a doubt (the
@@ -257,21 +452,44 @@ def _position_only(items: str, names: list[str], numeric: list[str], limit: str 
         found = f"`{param}` looks like a {'page number' if style == 'page' else 'position (offset)'}"
         if textual:
             found += " but the spec declares it as text"
-        size = (f"`{limit}` as the page size" if limit
-                else "no page-size parameter (the runtime asks for none)")
-        said = (f"the answer's `{answer.has_more}` says whether more follow" if answer.has_more else
-                "nothing in the answer says where the next page is (no next token, next URL or has-more flag)")
-        return DetectedPagination(style, items, param, limit, has_more=answer.has_more, doubt=(
-            f"{found}, with {size}, and {said}: drafted as the {style} style, which ends the listing on a short "
-            f"or empty page; check that the API {'numbers pages' if style == 'page' else 'counts items'} "
-            f"this way and what its page size is"))
+        size = (
+            f"`{limit}` as the page size" if limit else "no page-size parameter (the runtime asks for none)"
+        )
+        said = (
+            f"the answer's `{answer.has_more}` says whether more follow"
+            if answer.has_more
+            else "nothing in the answer says where the next page is (no next token, next URL or has-more flag)"
+        )
+        return DetectedPagination(
+            style,
+            items,
+            param,
+            limit,
+            has_more=answer.has_more,
+            doubt=(
+                f"{found}, with {size}, and {said}: drafted as the {style} style, which ends the listing on a short "
+                f"or empty page; check that the API {'numbers pages' if style == 'page' else 'counts items'} "
+                f"this way and what its page size is"
+            ),
+        )
     return None
 
 
 #: parts of a query parameter's name that make it take a token (compared without case or separators;
 #: a bare "token" is as often a credential or a filter: ``include_tokens``, ``linkingToken``)
-_TOKEN_PARTS = ("cursor", "marker", "continuation", "scrollid", "pagetoken", "nexttoken", "pagingtoken",
-                "paginationtoken", "skiptoken", "starttoken", "resumetoken")
+_TOKEN_PARTS = (
+    "cursor",
+    "marker",
+    "continuation",
+    "scrollid",
+    "pagetoken",
+    "nexttoken",
+    "pagingtoken",
+    "paginationtoken",
+    "skiptoken",
+    "starttoken",
+    "resumetoken",
+)
 #: the other end of a range: a `start` or `from` beside one of these bounds a range, never a position
 _RANGE_ENDS = frozenset({"end", "to", "until", "stop", "endtime", "enddate", "endat", "before"})
 #: parts of a name that make a "token" anything but a position (an access token, an API key)
@@ -286,8 +504,9 @@ def _tokenish(name: str) -> bool:
     return name in CURSOR_PARAMS or any(part in norm_name(name) for part in _TOKEN_PARTS)
 
 
-def cursor_like(names: list[str], types: dict[str, str],
-                params: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+def cursor_like(
+    names: list[str], types: dict[str, str], params: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[str]:
     """The query parameters that take a token, in `names` order: a usual cursor name
     (`CURSOR_PARAMS`), a name holding ``cursor``, ``marker``, ``continuation`` or a page token
     (``_page_token``, ``nextToken``; never a bare ``token``, ``include_tokens``, an access or an API
@@ -300,8 +519,11 @@ def cursor_like(names: list[str], types: dict[str, str],
         # a bare `token` is as often a credential; a `start` an `end` bounds is a range
         if n == "token" or any(w in n for w in _NOT_POSITION) or (ranged and n in ("start", "from")):
             continue
-        if _tokenish(name) or (n in {"offset", "skip", "start", "page"} and types.get(name) == "string"
-                               and not numbers_as_text(name, names, types, params or {})):
+        if _tokenish(name) or (
+            n in {"offset", "skip", "start", "page"}
+            and types.get(name) == "string"
+            and not numbers_as_text(name, names, types, params or {})
+        ):
             out.append(name)
     return out
 
@@ -311,8 +533,9 @@ def _schema_of(param: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return schema if isinstance(schema, Mapping) else {}
 
 
-def numbers_as_text(name: str, names: list[str], types: dict[str, str],
-                    params: Mapping[str, Mapping[str, Any]]) -> bool:
+def numbers_as_text(
+    name: str, names: list[str], types: dict[str, str], params: Mapping[str, Mapping[str, Any]]
+) -> bool:
     """Whether the text position parameter `name` holds a number the spec declares as text: its
     example or default is digits, or (with neither, and no date format) a page-size parameter beside
     it is text too (a spec that types every query parameter as text, as converted Swagger often
@@ -342,12 +565,21 @@ def _next_header(name: str) -> bool:
     n = norm_name(name)
     if n == "link" or "prev" in n or "before" in n:
         return False
-    return "cursor" in n or "continuation" in n or ("next" in n and any(
-        w in n for w in ("token", "page", "marker", "key", "start", "offset")))
+    return (
+        "cursor" in n
+        or "continuation" in n
+        or ("next" in n and any(w in n for w in ("token", "page", "marker", "key", "start", "offset")))
+    )
 
 
-def _header_token(items: str, names: list[str], limit: str | None, types: dict[str, str], headers: list[str],
-                  params: Mapping[str, Mapping[str, Any]]) -> DetectedPagination | None:
+def _header_token(
+    items: str,
+    names: list[str],
+    limit: str | None,
+    types: dict[str, str],
+    headers: list[str],
+    params: Mapping[str, Mapping[str, Any]],
+) -> DetectedPagination | None:
     """A token parameter (`cursor_like`) fed from a response header: one the response declares
     (Visma's ``NextPageToken``), else one the parameter's description names with the word "header"
     (Files.com's ``X-Files-Cursor-Next``, drafted with a doubt, as the spec does not declare it)."""
@@ -359,17 +591,33 @@ def _header_token(items: str, names: list[str], limit: str | None, types: dict[s
         return DetectedPagination("cursor", items, takers[0], limit, next=f"{NEXT_HEADER}{declared}")
     for name in takers:
         text = str(params.get(name, {}).get("description") or "")
-        said = next((w for w in _HEADER_WORD.findall(text) if _next_header(w) and "next" in norm_name(w)), None)
+        said = next(
+            (w for w in _HEADER_WORD.findall(text) if _next_header(w) and "next" in norm_name(w)), None
+        )
         if said is not None and "header" in text.lower():
-            return DetectedPagination("cursor", items, name, limit, next=f"{NEXT_HEADER}{said}", doubt=(
-                f"the description of `{name}` says the next value comes in the response header `{said}`, "
-                "which the spec does not declare: check the header's name (the runtime ends the listing when "
-                "the header is absent)"))
+            return DetectedPagination(
+                "cursor",
+                items,
+                name,
+                limit,
+                next=f"{NEXT_HEADER}{said}",
+                doubt=(
+                    f"the description of `{name}` says the next value comes in the response header `{said}`, "
+                    "which the spec does not declare: check the header's name (the runtime ends the listing when "
+                    "the header is absent)"
+                ),
+            )
     return None
 
 
-def without_answer(items: str, names: list[str], types: dict[str, str], answer: PagingFields, schema: Any,
-                   params: Mapping[str, Mapping[str, Any]]) -> DetectedPagination | None:
+def without_answer(
+    items: str,
+    names: list[str],
+    types: dict[str, str],
+    answer: PagingFields,
+    schema: Any,
+    params: Mapping[str, Mapping[str, Any]],
+) -> DetectedPagination | None:
     """A position parameter with nothing in the answer or the declared headers that says where the
     next page is, drafted for a human to confirm (`DetectedPagination.guess`, with a doubt saying
     what is missing): ``starting_after`` walks from the last item's id while pages come back full;
@@ -381,29 +629,63 @@ def without_answer(items: str, names: list[str], types: dict[str, str], answer: 
     after = next((n for n in names if norm_name(n) == "startingafter"), None)
     item_id = item_id_field(schema, items)
     if after is not None and item_id is not None:
-        return DetectedPagination("cursor", items, after, limit, cursor_from_item=item_id, guess=True, doubt=(
-            f"`{after}` takes the last item's `{item_id}`, but the answer has no has-more flag: the runtime "
-            "asks for the next page while pages come back full, so a short page ends the listing; check the "
-            "API's page size and that it walks this way"))
+        return DetectedPagination(
+            "cursor",
+            items,
+            after,
+            limit,
+            cursor_from_item=item_id,
+            guess=True,
+            doubt=(
+                f"`{after}` takes the last item's `{item_id}`, but the answer has no has-more flag: the runtime "
+                "asks for the next page while pages come back full, so a short page ends the listing; check the "
+                "API's page size and that it walks this way"
+            ),
+        )
     ranged = any(norm_name(n) in _RANGE_ENDS for n in names)  # DigitalOcean's start/end: a time range
-    text = next((n for n in names if norm_name(n) in ("offset", "skip", "start", "startindex", "from")
-                 and not (ranged and norm_name(n) in ("start", "from"))
-                 and types.get(n) == "string" and numbers_as_text(n, names, types, params)), None)
+    text = next(
+        (
+            n
+            for n in names
+            if norm_name(n) in ("offset", "skip", "start", "startindex", "from")
+            and not (ranged and norm_name(n) in ("start", "from"))
+            and types.get(n) == "string"
+            and numbers_as_text(n, names, types, params)
+        ),
+        None,
+    )
     if text is not None:
-        size = (f"`{limit}` as the page size" if limit
-                else "no page-size parameter (the runtime asks for none)")
-        return DetectedPagination("offset", items, text, limit, guess=True, doubt=(
-            f"`{text}` looks like a position (offset) the spec declares as text, with {size}, and nothing "
-            "in the answer says where the next page is: drafted as the offset style, which ends the listing "
-            "on a short or empty page; check that the API counts items this way"))
+        size = (
+            f"`{limit}` as the page size" if limit else "no page-size parameter (the runtime asks for none)"
+        )
+        return DetectedPagination(
+            "offset",
+            items,
+            text,
+            limit,
+            guess=True,
+            doubt=(
+                f"`{text}` looks like a position (offset) the spec declares as text, with {size}, and nothing "
+                "in the answer says where the next page is: drafted as the offset style, which ends the listing "
+                "on a short or empty page; check that the API counts items this way"
+            ),
+        )
     token = next(iter(cursor_like(names, types, params)), None)
     if token is None:
         return None
-    return DetectedPagination("link", items, None, limit if limit != token else None, guess=True, doubt=(
-        f"`{token}` takes a position, but neither the answer nor a response header the spec declares says "
-        "where its next value is: drafted as the link style, so the runtime follows a `Link: rel=\"next\"` "
-        "header and else shows the first page only; if the API answers the next value, set `style: cursor`, "
-        f"`cursor: {token}` and `next:` naming the answer member (or `header:NAME` for a response header)"))
+    return DetectedPagination(
+        "link",
+        items,
+        None,
+        limit if limit != token else None,
+        guess=True,
+        doubt=(
+            f"`{token}` takes a position, but neither the answer nor a response header the spec declares says "
+            'where its next value is: drafted as the link style, so the runtime follows a `Link: rel="next"` '
+            "header and else shows the first page only; if the API answers the next value, set `style: cursor`, "
+            f"`cursor: {token}` and `next:` naming the answer member (or `header:NAME` for a response header)"
+        ),
+    )
 
 
 def paging_signals(query_params: list[str], response_schema: Any, link_header: bool) -> list[str]:
@@ -411,7 +693,9 @@ def paging_signals(query_params: list[str], response_schema: Any, link_header: b
     parameters of the usual paging, page-size and time-window names it takes (``takes limit, since,
     until``), the next tokens, next URLs and has-more flags of its answer (``answers
     pagination.next``), and a declared ``Link`` header. Empty when it carries none."""
-    known = set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS) | set(LIMIT_PARAMS) | set(WINDOW_PARAMS)
+    known = (
+        set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS) | set(LIMIT_PARAMS) | set(WINDOW_PARAMS)
+    )
     taken = [n for n in query_params if n in known]
     out = [f"takes {', '.join(taken)}"] if taken else []
     items = find_items_field(response_schema)

@@ -16,31 +16,146 @@ from typing import Any
 
 from .schema import object_view
 
-ITEM_FIELDS = ("data", "items", "results", "entries", "records", "values", "list", "elements", "objects", "value",
-               "content", "rows", "hits", "nodes", "edges", "resources", "Items")
+ITEM_FIELDS = (
+    "data",
+    "items",
+    "results",
+    "entries",
+    "records",
+    "values",
+    "list",
+    "elements",
+    "objects",
+    "value",
+    "content",
+    "rows",
+    "hits",
+    "nodes",
+    "edges",
+    "resources",
+    "Items",
+)
 #: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``, EPA's
 #: ``Results.Facilities``; compared in lower case); a list inside any other member (Stripe's
 #: ``refunds.data`` of one charge) is not the answer's list
-WRAPPERS = frozenset({"data", "result", "results", "response", "_embedded", "embedded", "page", "payload",
-                      "content", "body", "list", "items", "value", "Data", "Result", "Response"})
+WRAPPERS = frozenset(
+    {
+        "data",
+        "result",
+        "results",
+        "response",
+        "_embedded",
+        "embedded",
+        "page",
+        "payload",
+        "content",
+        "body",
+        "list",
+        "items",
+        "value",
+        "Data",
+        "Result",
+        "Response",
+    }
+)
 #: arrays of an answer that are never its items
-NOT_ITEMS = frozenset({"errors", "warnings", "messages", "notices", "links", "_links", "errors_list", "error",
-                       "includes", "included", "facets", "aggregations", "sort", "sorts", "fields", "columns",
-                       "debug", "meta"})
+NOT_ITEMS = frozenset(
+    {
+        "errors",
+        "warnings",
+        "messages",
+        "notices",
+        "links",
+        "_links",
+        "errors_list",
+        "error",
+        "includes",
+        "included",
+        "facets",
+        "aggregations",
+        "sort",
+        "sorts",
+        "fields",
+        "columns",
+        "debug",
+        "meta",
+    }
+)
 #: the names of an answer's next token (the leaf of a dotted path), in preference order
-NEXT_FIELDS = ("next_cursor", "nextCursor", "next_page_token", "nextPageToken", "NextPageToken", "next_token",
-               "nextToken", "NextToken", "cursor", "next", "next_page", "nextPage", "continuation_token",
-               "continuationToken", "continuation", "next_marker", "nextMarker", "NextMarker", "end_cursor",
-               "endCursor", "after", "next_offset", "nextOffset", "next_page_cursor", "nextPageCursor",
-               "next_start", "nextStart", "scroll_id", "LastEvaluatedKey", "last_key", "lastKey", "marker", "Marker")
+NEXT_FIELDS = (
+    "next_cursor",
+    "nextCursor",
+    "next_page_token",
+    "nextPageToken",
+    "NextPageToken",
+    "next_token",
+    "nextToken",
+    "NextToken",
+    "cursor",
+    "next",
+    "next_page",
+    "nextPage",
+    "continuation_token",
+    "continuationToken",
+    "continuation",
+    "next_marker",
+    "nextMarker",
+    "NextMarker",
+    "end_cursor",
+    "endCursor",
+    "after",
+    "next_offset",
+    "nextOffset",
+    "next_page_cursor",
+    "nextPageCursor",
+    "next_start",
+    "nextStart",
+    "scroll_id",
+    "LastEvaluatedKey",
+    "last_key",
+    "lastKey",
+    "marker",
+    "Marker",
+)
 #: the names of a next-page URL in an answer
-NEXT_URL_FIELDS = ("next_url", "nextUrl", "next_page_url", "nextPageUrl", "nextLink", "next_link", "nextlink",
-                   "@odata.nextLink", "odata.nextLink", "next_href", "nextHref", "NextLink", "nextPageLink",
-                   "next_page_link", "nextUri", "next_uri", "nextPageUri", "next_page_uri", "NextUri")
-HAS_MORE_FIELDS = ("has_more", "hasMore", "has_next", "hasNext", "more", "has_next_page", "hasNextPage",
-                   "HasMore", "more_results", "moreResults", "has_more_items")
+NEXT_URL_FIELDS = (
+    "next_url",
+    "nextUrl",
+    "next_page_url",
+    "nextPageUrl",
+    "nextLink",
+    "next_link",
+    "nextlink",
+    "@odata.nextLink",
+    "odata.nextLink",
+    "next_href",
+    "nextHref",
+    "NextLink",
+    "nextPageLink",
+    "next_page_link",
+    "nextUri",
+    "next_uri",
+    "nextPageUri",
+    "next_page_uri",
+    "NextUri",
+)
+HAS_MORE_FIELDS = (
+    "has_more",
+    "hasMore",
+    "has_next",
+    "hasNext",
+    "more",
+    "has_next_page",
+    "hasNextPage",
+    "HasMore",
+    "more_results",
+    "moreResults",
+    "has_more_items",
+)
 #: containers of next links: ``links.next``, ``_links.next.href``
-_LINK_CONTAINERS = frozenset({"links", "_links", "link", "pagination", "paging", "meta", "page", "navigation"})
+_LINK_CONTAINERS = frozenset(
+    {"links", "_links", "link", "pagination", "paging", "meta", "page", "navigation"}
+)
 #: how deep an answer is searched for its paging fields (``paging.cursors.after`` is 3)
 MAX_DEPTH = 3
 MAX_TYPE_NODES = 2_000  # schema nodes `json_types` visits for one answer member, at most
@@ -54,11 +169,14 @@ def _props(schema: Any, root: Any) -> dict[str, Any] | None:
         ref = node.get("$ref") if isinstance(node, dict) else None
         if not (isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(root, dict)):
             break
-        node = (root.get("$defs") or {}).get(ref[len("#/$defs/"):])
+        node = (root.get("$defs") or {}).get(ref[len("#/$defs/") :])
     if not isinstance(node, dict):
         return None
-    view = object_view({**node, "$defs": root.get("$defs")} if isinstance(root, dict) and "$defs" in root
-                       and "$defs" not in node else node)
+    view = object_view(
+        {**node, "$defs": root.get("$defs")}
+        if isinstance(root, dict) and "$defs" in root and "$defs" not in node
+        else node
+    )
     return view[0] if view else None
 
 
@@ -112,8 +230,13 @@ def find_items_field(response_schema: Any) -> str | None:
     if top is not None:
         return top
     props = _props(response_schema, response_schema) or {}
-    nested = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
-              for inner in [_direct_items(value, response_schema)] if inner is not None]
+    nested = [
+        f"{name}.{inner}"
+        for name, value in props.items()
+        if str(name).lower() in WRAPPERS
+        for inner in [_direct_items(value, response_schema)]
+        if inner is not None
+    ]
     return nested[0] if len(nested) == 1 else None
 
 
@@ -158,8 +281,11 @@ def _is_url(path: str, schema: Any) -> bool:
         return False
     fmt = schema.get("format") if isinstance(schema, dict) else None
     if leaf in NEXT_URL_FIELDS or path in NEXT_URL_FIELDS or fmt in ("uri", "url", "uri-reference", "iri"):
-        return leaf.lower().startswith("next") or leaf in NEXT_URL_FIELDS or (
-            leaf == "href" and len(parts) > 1 and parts[-2] == "next")
+        return (
+            leaf.lower().startswith("next")
+            or leaf in NEXT_URL_FIELDS
+            or (leaf == "href" and len(parts) > 1 and parts[-2] == "next")
+        )
     if leaf == "href" and len(parts) > 2 and parts[-2] == "next" and parts[-3] in _LINK_CONTAINERS:
         return True
     return leaf == "next" and len(parts) > 1 and parts[-2] in ("links", "_links", "link")
@@ -200,10 +326,19 @@ class PagingFields:
                 return len(rank)
             return len(rank) + 1 if norm_name(parts[-1]) in echoed else None
 
-        tokens = sorted(((p, s) for p, s in leaves if order(p) is not None and _scalar(s) and p not in urls),
-                        key=lambda ps: (order(ps[0]) or 0, ps[0].count(".")))
-        has_more = next((p for name in HAS_MORE_FIELDS for p, s in leaves
-                         if p.split(".")[-1] == name and "boolean" in json_types(s)), None)
+        tokens = sorted(
+            ((p, s) for p, s in leaves if order(p) is not None and _scalar(s) and p not in urls),
+            key=lambda ps: (order(ps[0]) or 0, ps[0].count(".")),
+        )
+        has_more = next(
+            (
+                p
+                for name in HAS_MORE_FIELDS
+                for p, s in leaves
+                if p.split(".")[-1] == name and "boolean" in json_types(s)
+            ),
+            None,
+        )
         return cls(tokens, urls, has_more)
 
 
@@ -218,9 +353,13 @@ def likeliest_items(response_schema: Any, resource: str | None = None) -> tuple[
     props = _props(root, root) or {}
     arrays = [str(k) for k, v in props.items() if _is_array(v) and str(k) not in NOT_ITEMS]
     if not arrays:
-        arrays = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
-                  for inner, sub in (_props(value, root) or {}).items()
-                  if _is_array(sub) and str(inner) not in NOT_ITEMS]
+        arrays = [
+            f"{name}.{inner}"
+            for name, value in props.items()
+            if str(name).lower() in WRAPPERS
+            for inner, sub in (_props(value, root) or {}).items()
+            if _is_array(sub) and str(inner) not in NOT_ITEMS
+        ]
     if len(arrays) < 2:
         return None
 

@@ -105,8 +105,9 @@ def _reorder(out: Any, data: Any) -> Any:
     return out
 
 
-def slice_document(data: Mapping[str, Any], operations: Iterable[str], *, source: str,
-                   sha256: str) -> dict[str, Any]:
+def slice_document(
+    data: Mapping[str, Any], operations: Iterable[str], *, source: str, sha256: str
+) -> dict[str, Any]:
     """The slice of `data` that keeps the operations at the pointers `operations` (``/paths/<path>/
     <method>``); `source` and `sha256` describe the full document for the provenance record.
 
@@ -142,7 +143,9 @@ def slice_document(data: Mapping[str, Any], operations: Iterable[str], *, source
         for where, ref in _refs(resolve_pointer(data, pointer), pointer):
             target = ref_to_pointer(ref)
             if target is None:
-                raise SliceError(f"the $ref {ref!r} points outside the document; slice a bundled document", where)
+                raise SliceError(
+                    f"the $ref {ref!r} points outside the document; slice a bundled document", where
+                )
             try:
                 resolve_pointer(data, target)
             except PointerError:
@@ -159,8 +162,12 @@ def slice_document(data: Mapping[str, Any], operations: Iterable[str], *, source
     if tags:
         out["tags"] = copy.deepcopy(tags)
     out = _reorder(out, data)
-    out[PROVENANCE_KEY] = {"source": source, "version": str(info.get("version", "")), "sha256": sha256,
-                           "operations": len(ops)}
+    out[PROVENANCE_KEY] = {
+        "source": source,
+        "version": str(info.get("version", "")),
+        "sha256": sha256,
+        "operations": len(ops),
+    }
     return out
 
 

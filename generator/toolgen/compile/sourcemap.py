@@ -107,14 +107,19 @@ def json_members(text: str, objects: list[str]) -> dict[str, list[tuple[str, tup
     each with the line/col (1-based) of the key, in document order, repeated keys included (which
     the parsed data has lost). One pass, as `locate_json_many`."""
     _, members = _scan_json(text, objects, objects)
-    offsets = {(pointer, i): offset for pointer, found in members.items() for i, (_, offset) in enumerate(found)}
+    offsets = {
+        (pointer, i): offset for pointer, found in members.items() for i, (_, offset) in enumerate(found)
+    }
     positions = _line_cols(text, offsets)
-    return {pointer: [(key, positions[(pointer, i)]) for i, (key, _) in enumerate(found)]
-            for pointer, found in members.items()}
+    return {
+        pointer: [(key, positions[(pointer, i)]) for i, (key, _) in enumerate(found)]
+        for pointer, found in members.items()
+    }
 
 
-def _scan_json(text: str, pointers: list[str], objects: Sequence[str]
-               ) -> tuple[dict[tuple[str, ...], int], dict[str, list[tuple[str, int]]]]:
+def _scan_json(
+    text: str, pointers: list[str], objects: Sequence[str]
+) -> tuple[dict[tuple[str, ...], int], dict[str, list[tuple[str, int]]]]:
     """(offset of each existing prefix of `pointers`, the members (key, offset) of each object of
     `objects`, which must be among `pointers`)."""
     trie: dict[str, Any] = {}
@@ -132,7 +137,9 @@ def _scan_json(text: str, pointers: list[str], objects: Sequence[str]
         ch = text[pos]
         if ch == "{":
             own = None
-            if path in listed:  # a later occurrence of the same member replaces an earlier one, as in the data
+            if (
+                path in listed
+            ):  # a later occurrence of the same member replaces an earlier one, as in the data
                 own = members[listed[path]] = []
             pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
             while pos < len(text) and text[pos] != "}":

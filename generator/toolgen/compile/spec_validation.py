@@ -47,8 +47,20 @@ class SpecDocument(Protocol):
     def fill_locations(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]: ...
 
 
-_SCHEMA_KEYS = {"schema", "schemas", "items", "properties", "additionalProperties", "allOf", "anyOf",
-                "oneOf", "not", "$defs", "prefixItems", "patternProperties"}
+_SCHEMA_KEYS = {
+    "schema",
+    "schemas",
+    "items",
+    "properties",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "$defs",
+    "prefixItems",
+    "patternProperties",
+}
 
 
 def validate_model(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember = computed) -> None:
@@ -61,13 +73,22 @@ def validate_model(doc: SpecDocument, sink: DiagnosticSink | None, remember: Rem
         location = doc.locate(pointer)
         if in_schema:
             if sink is not None:
-                sink.warning("spec-schema-invalid",
-                             f"schema object is not valid {what}: {message}", location,
-                             "toolgen reads it leniently; fix the spec to silence this")
+                sink.warning(
+                    "spec-schema-invalid",
+                    f"schema object is not valid {what}: {message}",
+                    location,
+                    "toolgen reads it leniently; fix the spec to silence this",
+                )
         else:
-            errors.append(Diagnostic(
-                "spec-invalid", "error", f"not a valid {what} document: {message}",
-                location, "fix the document at this pointer"))
+            errors.append(
+                Diagnostic(
+                    "spec-invalid",
+                    "error",
+                    f"not a valid {what} document: {message}",
+                    location,
+                    "fix the document at this pointer",
+                )
+            )
     if errors:
         raise DiagnosticError(doc.fill_locations(errors[:20]))
 
@@ -120,8 +141,9 @@ def _referenced_callback(pointer: str) -> bool:
     return len(parts) >= 4 and parts[-1] == "$ref" and parts[-3] == "callbacks"
 
 
-def _loc_to_pointer(data: Any, loc: tuple[Any, ...], *, boolean_schemas: bool = False
-                    ) -> tuple[str, bool] | None:
+def _loc_to_pointer(
+    data: Any, loc: tuple[Any, ...], *, boolean_schemas: bool = False
+) -> tuple[str, bool] | None:
     """Map a pydantic error location onto a JSON pointer that exists in `data`.
 
     Union branch tags (model names such as ``Reference``) are not in the data and are skipped.

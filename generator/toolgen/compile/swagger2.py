@@ -76,13 +76,32 @@ CONVERTED_VERSION = "3.0.3"
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 #: collectionFormat -> (style, explode) for query parameters and form fields
-_QUERY_STYLES = {"csv": ("form", False), "ssv": ("spaceDelimited", False), "pipes": ("pipeDelimited", False),
-                 "multi": ("form", True)}
+_QUERY_STYLES = {
+    "csv": ("form", False),
+    "ssv": ("spaceDelimited", False),
+    "pipes": ("pipeDelimited", False),
+    "multi": ("form", True),
+}
 #: the fields of a Swagger 2.0 Swagger Object (section "Swagger Object"); any other key but ``x-*`` is
 #: not 2.0, and copied into the converted document it could take an OpenAPI 3 meaning (``servers``,
 #: ``components``, ``openapi``)
-_TOP_FIELDS = ("swagger", "info", "host", "basePath", "schemes", "consumes", "produces", "paths", "definitions",
-               "parameters", "responses", "securityDefinitions", "security", "tags", "externalDocs")
+_TOP_FIELDS = (
+    "swagger",
+    "info",
+    "host",
+    "basePath",
+    "schemes",
+    "consumes",
+    "produces",
+    "paths",
+    "definitions",
+    "parameters",
+    "responses",
+    "securityDefinitions",
+    "security",
+    "tags",
+    "externalDocs",
+)
 #: a 2.0 ``host``: a name or IP address (IPv6 in brackets) and an optional port, nothing else
 _HOST = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[\w-]+(?:\.[\w-]+)*\.?)(?::[0-9]{1,5})?$")
 #: the schemes of a 2.0 ``schemes`` list that an HTTP client speaks, in the order a client prefers them
@@ -188,11 +207,14 @@ class _Converter:
         self.map[dst] = src
 
     def error(self, code: str, message: str, src: str, hint: str) -> None:
-        self.errors.append(Diagnostic(code, "error", message, SourceLocation(self.display, None, None, src), hint))
+        self.errors.append(
+            Diagnostic(code, "error", message, SourceLocation(self.display, None, None, src), hint)
+        )
 
     def warn(self, code: str, message: str, src: str, hint: str) -> None:
-        self.warnings.append(Diagnostic(code, "warning", message, SourceLocation(self.display, None, None, src),
-                                        hint))
+        self.warnings.append(
+            Diagnostic(code, "warning", message, SourceLocation(self.display, None, None, src), hint)
+        )
 
     def media_types(self, node: Any, key: str, src: str) -> list[tuple[str, str]] | None:
         """``consumes``/``produces`` of `node` at `src` as (media type, its pointer); None when absent."""
@@ -201,8 +223,12 @@ class _Converter:
         value = node[key]
         where = join_pointer(src, key)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.error("swagger2-invalid", f"`{key}` must be a list of media type strings", where,
-                       f"write `{key}: [application/json]` (or the media types the API uses)")
+            self.error(
+                "swagger2-invalid",
+                f"`{key}` must be a list of media type strings",
+                where,
+                f"write `{key}: [application/json]` (or the media types the API uses)",
+            )
             return None
         seen: dict[str, str] = {}
         for i, v in enumerate(value):
@@ -215,8 +241,12 @@ class _Converter:
         src = self.src
         version = src.get("swagger")
         if str(version) != "2.0":
-            self.error("spec-version-unsupported", f"Swagger version {version!r} is not supported", "/swagger",
-                       "toolgen reads Swagger 2.0 and OpenAPI 3.0.x / 3.1.x")
+            self.error(
+                "spec-version-unsupported",
+                f"Swagger version {version!r} is not supported",
+                "/swagger",
+                "toolgen reads Swagger 2.0 and OpenAPI 3.0.x / 3.1.x",
+            )
             return {}
         self.consumes = self.media_types(src, "consumes", "") or []
         self.produces = self.media_types(src, "produces", "") or []
@@ -227,25 +257,42 @@ class _Converter:
             if key in ("swagger", "consumes", "produces"):
                 continue
             if key not in _TOP_FIELDS and not key.startswith("x-"):
-                self.error("swagger2-invalid", f"`{key}` is not a field of a Swagger 2.0 document",
-                           "/" + escape_token(key), "remove it, or rename it `x-...` to keep it as an extension"
-                           + (" (a document is either Swagger 2.0 or OpenAPI 3, never both)"
-                              if key in ("openapi", "servers", "components", "webhooks") else ""))
+                self.error(
+                    "swagger2-invalid",
+                    f"`{key}` is not a field of a Swagger 2.0 document",
+                    "/" + escape_token(key),
+                    "remove it, or rename it `x-...` to keep it as an extension"
+                    + (
+                        " (a document is either Swagger 2.0 or OpenAPI 3, never both)"
+                        if key in ("openapi", "servers", "components", "webhooks")
+                        else ""
+                    ),
+                )
                 continue
-            if key in ("definitions", "parameters", "responses", "securityDefinitions") and not isinstance(value, dict):
-                self.error("swagger2-invalid", f"`{key}` must be a mapping of names to objects",
-                           "/" + escape_token(key), f"write `{key}:` followed by `Name: {{...}}` entries")
+            if key in ("definitions", "parameters", "responses", "securityDefinitions") and not isinstance(
+                value, dict
+            ):
+                self.error(
+                    "swagger2-invalid",
+                    f"`{key}` must be a mapping of names to objects",
+                    "/" + escape_token(key),
+                    f"write `{key}:` followed by `Name: {{...}}` entries",
+                )
                 continue
             if key in ("host", "basePath", "schemes"):
                 if "servers" not in out:
-                    servers = self.servers(src.get("schemes"), "/schemes" if "schemes" in src else None, "/servers")
+                    servers = self.servers(
+                        src.get("schemes"), "/schemes" if "schemes" in src else None, "/servers"
+                    )
                     if servers is not None:
                         out["servers"] = servers
                 continue
             if key == "paths" and isinstance(value, dict):
                 out["paths"] = self.paths(value)
                 self.at("/paths", "/paths")
-            elif key in ("definitions", "parameters", "responses", "securityDefinitions") and isinstance(value, dict):
+            elif key in ("definitions", "parameters", "responses", "securityDefinitions") and isinstance(
+                value, dict
+            ):
                 if "components" not in out:
                     out["components"] = components
                     self.at("/components", "/" + escape_token(key))
@@ -260,21 +307,39 @@ class _Converter:
         host, base = self.src.get("host"), self.src.get("basePath")
         for name, value in (("host", host), ("basePath", base)):
             if value is not None and not isinstance(value, str):
-                self.error("swagger2-invalid", f"`{name}` must be a string", "/" + name,
-                           "write the host as `api.example.com` and the base path as `/v1`")
+                self.error(
+                    "swagger2-invalid",
+                    f"`{name}` must be a string",
+                    "/" + name,
+                    "write the host as `api.example.com` and the base path as `/v1`",
+                )
                 return None
-        if schemes is not None and (not isinstance(schemes, list) or not all(isinstance(s, str) for s in schemes)):
-            self.error("swagger2-invalid", "`schemes` must be a list of strings", schemes_src or "/schemes",
-                       "write `schemes: [https]`")
+        if schemes is not None and (
+            not isinstance(schemes, list) or not all(isinstance(s, str) for s in schemes)
+        ):
+            self.error(
+                "swagger2-invalid",
+                "`schemes` must be a list of strings",
+                schemes_src or "/schemes",
+                "write `schemes: [https]`",
+            )
             return None
         if host is not None and not _HOST.match(host):
-            self.error("swagger2-invalid", f"`host` {host!r} is not a host name with an optional port",
-                       "/host", "write only the host (`api.example.com` or `api.example.com:8443`): the scheme "
-                       "goes in `schemes`, a path in `basePath`")
+            self.error(
+                "swagger2-invalid",
+                f"`host` {host!r} is not a host name with an optional port",
+                "/host",
+                "write only the host (`api.example.com` or `api.example.com:8443`): the scheme "
+                "goes in `schemes`, a path in `basePath`",
+            )
             return None
         if base is not None and ("?" in base or "#" in base):
-            self.error("swagger2-invalid", f"`basePath` {base!r} holds a query or fragment", "/basePath",
-                       "write only the path the operations' paths are appended to, e.g. `/v1`")
+            self.error(
+                "swagger2-invalid",
+                f"`basePath` {base!r} holds a query or fragment",
+                "/basePath",
+                "write only the path the operations' paths are appended to, e.g. `/v1`",
+            )
             return None
         base_path = (base or "").rstrip("/")
         if base and not base.startswith("/"):
@@ -292,8 +357,12 @@ class _Converter:
         named = {s.lower(): i for i, s in reversed(list(enumerate(schemes or [])))}
         order = [s for s in _HTTP_SCHEMES if s in named] if schemes else ["https"]
         if schemes and not order:
-            self.error("swagger2-unsupported", f"`schemes` {schemes!r} names no HTTP scheme", schemes_src or "/schemes",
-                       "toolgen calls APIs over HTTP: list `https` (or `http`) in `schemes`")
+            self.error(
+                "swagger2-unsupported",
+                f"`schemes` {schemes!r} names no HTTP scheme",
+                schemes_src or "/schemes",
+                "toolgen calls APIs over HTTP: list `https` (or `http`) in `schemes`",
+            )
             return None
         out = []
         self.at(dst, anchor)
@@ -325,7 +394,9 @@ class _Converter:
                 final, _ = self.follow(param, p_src)
                 if isinstance(final, dict) and final.get("in") in ("body", "formData"):
                     continue  # no 3.0 component: inlined into each operation that references it
-                kept[name] = self.parameter(_Param(param, p_src, p_src), join_pointer("/components/parameters", name))
+                kept[name] = self.parameter(
+                    _Param(param, p_src, p_src), join_pointer("/components/parameters", name)
+                )
             if kept:
                 components["parameters"] = kept
                 self.at("/components/parameters", src)
@@ -333,8 +404,13 @@ class _Converter:
             group = components.setdefault("securitySchemes", {})
             self.at("/components/securitySchemes", src)
             for name, scheme in value.items():
-                group[name] = security_scheme(scheme, join_pointer(src, name),
-                                              join_pointer("/components/securitySchemes", name), self.at, self.error)
+                group[name] = security_scheme(
+                    scheme,
+                    join_pointer(src, name),
+                    join_pointer("/components/securitySchemes", name),
+                    self.at,
+                    self.error,
+                )
 
     # -- paths and operations -----------------------------------------------------------------
 
@@ -356,8 +432,9 @@ class _Converter:
                 elif key == "parameters":
                     plain = [p for p in shared if p.where not in ("body", "formData")]
                     if plain:
-                        new["parameters"] = [self.parameter_or_ref(p, join_pointer(where, i))
-                                             for i, p in enumerate(plain)]
+                        new["parameters"] = [
+                            self.parameter_or_ref(p, join_pointer(where, i)) for i, p in enumerate(plain)
+                        ]
                         self.at(where, where)
                 elif key in _METHODS and isinstance(value, dict):
                     new[key] = self.operation(value, where, shared)
@@ -381,14 +458,22 @@ class _Converter:
                 continue
             target = ref_to_pointer(ref)
             if target is None:
-                self.error("swagger2-invalid", f"parameter $ref {ref!r} names another file", join_pointer(site, "$ref"),
-                           "a 2.0 parameter must be read to convert it: bundle the document into one file first")
+                self.error(
+                    "swagger2-invalid",
+                    f"parameter $ref {ref!r} names another file",
+                    join_pointer(site, "$ref"),
+                    "a 2.0 parameter must be read to convert it: bundle the document into one file first",
+                )
                 continue
             try:
                 resolved = resolve_pointer(self.src, target)
             except LookupError:
-                self.error("swagger2-invalid", f"parameter $ref {ref!r} names nothing in the document",
-                           join_pointer(site, "$ref"), "point it at an entry of the top-level `parameters`")
+                self.error(
+                    "swagger2-invalid",
+                    f"parameter $ref {ref!r} names nothing in the document",
+                    join_pointer(site, "$ref"),
+                    "point it at an entry of the top-level `parameters`",
+                )
                 continue
             component = None
             if target.startswith("/parameters/") and target.count("/") == 2:
@@ -426,11 +511,19 @@ class _Converter:
         consumes = self.consumes if consumes is None else consumes
         produces = self.produces if produces is None else produces
         for extra in bodies[1:]:
-            self.error("swagger2-invalid", "an operation has at most one `in: body` parameter", extra.site,
-                       "describe the whole request body with one body parameter and its schema")
+            self.error(
+                "swagger2-invalid",
+                "an operation has at most one `in: body` parameter",
+                extra.site,
+                "describe the whole request body with one body parameter and its schema",
+            )
         if bodies and form:
-            self.error("swagger2-invalid", "an operation cannot have both `in: body` and `in: formData` parameters",
-                       form[0].site, "send the fields in the body schema, or drop the body parameter")
+            self.error(
+                "swagger2-invalid",
+                "an operation cannot have both `in: body` and `in: formData` parameters",
+                form[0].site,
+                "send the fields in the body schema, or drop the body parameter",
+            )
         out: dict[str, Any] = {}
         body_written = False
         for key, value in op.items():
@@ -443,7 +536,9 @@ class _Converter:
             elif key == "parameters":
                 plain = [p for p in own if p.where not in ("body", "formData")]
                 if plain:
-                    out["parameters"] = [self.parameter_or_ref(p, join_pointer(where, i)) for i, p in enumerate(plain)]
+                    out["parameters"] = [
+                        self.parameter_or_ref(p, join_pointer(where, i)) for i, p in enumerate(plain)
+                    ]
                     self.at(where, where)
                 body_written = self.request_body(out, bodies, form, consumes, src)
             elif key == "responses" and isinstance(value, dict):
@@ -460,8 +555,14 @@ class _Converter:
             self.request_body(out, bodies, form, consumes, src)
         return out
 
-    def request_body(self, out: dict[str, Any], bodies: list[_Param], form: list[_Param],
-                     consumes: list[tuple[str, str]], op_src: str) -> bool:
+    def request_body(
+        self,
+        out: dict[str, Any],
+        bodies: list[_Param],
+        form: list[_Param],
+        consumes: list[tuple[str, str]],
+        op_src: str,
+    ) -> bool:
         dst = op_src + "/requestBody"
         if bodies:
             out["requestBody"] = self.body(bodies[0], dst, consumes)
@@ -568,17 +669,22 @@ class _Converter:
         if not isinstance(node, dict):
             return copy.deepcopy(node)
         if "$ref" in node or "schema" in node:  # not a 2.0 non-body parameter: copied as it is
-            return {k: (rewrite_ref(v) if k == "$ref" and isinstance(v, str) else copy.deepcopy(v))
-                    for k, v in node.items()}
+            return {
+                k: (rewrite_ref(v) if k == "$ref" and isinstance(v, str) else copy.deepcopy(v))
+                for k, v in node.items()
+            }
         where = node.get("in")
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in SCHEMA_KEYWORDS or key in ("collectionFormat", "x-nullable", "x-example"):
                 continue
             if key == "allowEmptyValue" and where != "query":
-                self.warn("swagger2-dropped", f"`allowEmptyValue` on a {where} parameter has no OpenAPI 3 "
-                          "equivalent and is dropped", join_pointer(p.src, key),
-                          "remove it (OpenAPI 3 allows it on query parameters only)")
+                self.warn(
+                    "swagger2-dropped",
+                    f"`allowEmptyValue` on a {where} parameter has no OpenAPI 3 equivalent and is dropped",
+                    join_pointer(p.src, key),
+                    "remove it (OpenAPI 3 allows it on query parameters only)",
+                )
                 continue
             out[key] = copy.deepcopy(value)
             self.at(join_pointer(dst, key), join_pointer(p.src, key))
@@ -602,8 +708,12 @@ class _Converter:
         fmt = node.get("collectionFormat", "csv")
         at = p.src + "/collectionFormat"
         if not isinstance(fmt, str):
-            self.error("swagger2-invalid", f"collectionFormat must be a string, not {fmt!r}", at,
-                       "use one of csv, ssv, tsv, pipes, multi")
+            self.error(
+                "swagger2-invalid",
+                f"collectionFormat must be a string, not {fmt!r}",
+                at,
+                "use one of csv, ssv, tsv, pipes, multi",
+            )
             return None
         if where in ("query", "formData"):
             if fmt in _QUERY_STYLES:
@@ -611,11 +721,19 @@ class _Converter:
         elif where in ("path", "header") and fmt == "csv":
             return ("simple", False)
         if fmt == "tsv" or fmt in _QUERY_STYLES:
-            self.error("swagger2-unsupported", f"`collectionFormat: {fmt}` on a {where} parameter has no "
-                       "OpenAPI 3 equivalent", at, "use csv (or, in a query, ssv, pipes or multi)")
+            self.error(
+                "swagger2-unsupported",
+                f"`collectionFormat: {fmt}` on a {where} parameter has no OpenAPI 3 equivalent",
+                at,
+                "use csv (or, in a query, ssv, pipes or multi)",
+            )
         else:
-            self.error("swagger2-invalid", f"unknown collectionFormat {fmt!r}", at,
-                       "use one of csv, ssv, tsv, pipes, multi")
+            self.error(
+                "swagger2-invalid",
+                f"unknown collectionFormat {fmt!r}",
+                at,
+                "use one of csv, ssv, tsv, pipes, multi",
+            )
         return None
 
 

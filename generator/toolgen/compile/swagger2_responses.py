@@ -34,9 +34,7 @@ def convert_responses(
     return out
 
 
-def convert_response(
-    trail: Trail, resp: Any, src: str, dst: str, produces: list[tuple[str, str]]
-) -> Any:
+def convert_response(trail: Trail, resp: Any, src: str, dst: str, produces: list[tuple[str, str]]) -> Any:
     """A 2.0 Response Object (or a `$ref` to one) at `src` -> the 3.0 one at `dst`."""
     trail.at(dst, src)
     if not isinstance(resp, dict):
@@ -63,8 +61,11 @@ def convert_response(
             mt_dst = join_pointer(dst + "/content", mt)
             if mt not in content:  # an example of a media type `produces` does not list
                 trail.at(mt_dst, ex_src)
-                content[mt] = ({"schema": convert_schema(trail, schema, src + "/schema", mt_dst + "/schema")}
-                               if "schema" in resp else {})
+                content[mt] = (
+                    {"schema": convert_schema(trail, schema, src + "/schema", mt_dst + "/schema")}
+                    if "schema" in resp
+                    else {}
+                )
             content[mt]["example"] = copy.deepcopy(example)
             trail.at(mt_dst + "/example", ex_src)
     for key, value in resp.items():

@@ -64,9 +64,9 @@ def rewrite_ref(ref: str) -> str:
         return ref
     for old, new in _REF_PREFIXES:
         if ref.startswith("#" + old):  # the author's own encoding of the name is kept
-            return "#" + new + ref[len(old) + 1:]
+            return "#" + new + ref[len(old) + 1 :]
         if pointer.startswith(old):
-            return "#" + new + pointer[len(old):].replace("%", "%25")
+            return "#" + new + pointer[len(old) :].replace("%", "%25")
     return ref
 
 
@@ -98,8 +98,10 @@ def convert_schema(trail: Trail, node: Any, src: str, dst: str) -> Any:
             out[key] = {"propertyName": value}
             trail.at(sub + "/propertyName", where)
         elif key == "properties" and isinstance(value, dict):
-            out[key] = {name: convert_schema(trail, s, join_pointer(where, name), join_pointer(sub, name))
-                        for name, s in value.items()}
+            out[key] = {
+                name: convert_schema(trail, s, join_pointer(where, name), join_pointer(sub, name))
+                for name, s in value.items()
+            }
         elif key in ("allOf", "anyOf", "oneOf", "items") and isinstance(value, list):
             out[key] = [
                 convert_schema(trail, s, join_pointer(where, i), join_pointer(sub, i))
@@ -125,18 +127,24 @@ def value_schema(
         value = node[key]
         if key == "items" and isinstance(value, dict):
             if "collectionFormat" in value:
-                trail.warn("swagger2-dropped", "a nested array's `collectionFormat` has no OpenAPI 3 "
-                           "equivalent and is dropped", src + "/items/collectionFormat",
-                           "flatten the parameter, or describe the encoding in its description")
+                trail.warn(
+                    "swagger2-dropped",
+                    "a nested array's `collectionFormat` has no OpenAPI 3 equivalent and is dropped",
+                    src + "/items/collectionFormat",
+                    "flatten the parameter, or describe the encoding in its description",
+                )
             if "$ref" in value or "properties" in value or "allOf" in value:
                 out[key] = convert_schema(trail, value, src + "/items", dst + "/items")
             else:
                 out[key] = value_schema(trail, value, src + "/items", dst + "/items", allow_file=False)
         elif key == "type" and value == "file":
             if not allow_file:
-                trail.error("swagger2-invalid", "`type: file` is allowed only on `in: formData` parameters",
-                            src + "/type", "send the file as a form field (`in: formData`, consumes "
-                            "multipart/form-data)")
+                trail.error(
+                    "swagger2-invalid",
+                    "`type: file` is allowed only on `in: formData` parameters",
+                    src + "/type",
+                    "send the file as a form field (`in: formData`, consumes multipart/form-data)",
+                )
             out["type"], out["format"] = "string", "binary"
             trail.at(dst + "/format", src + "/type")
         elif key == "format" and node.get("type") == "file":

@@ -95,8 +95,9 @@ def words(text: str) -> list[str]:
     return out
 
 
-def verb_effect(word: str, *, nouns: bool = True, inflected_nouns: bool = False,
-                inflected: bool = True) -> tuple[str, Effect] | None:
+def verb_effect(
+    word: str, *, nouns: bool = True, inflected_nouns: bool = False, inflected: bool = True
+) -> tuple[str, Effect] | None:
     """(the verb, its effect) for a word, inflections reduced (deletes, copies); None when the word is
     no known verb. A verb that is also a common noun (`NOUN_LIKE`) counts only uninflected
     (``tag``, not ``tags``: ``issues/list`` names issues) unless `inflected_nouns`, and not at all
@@ -156,8 +157,32 @@ def name_verb(text: str) -> tuple[str, Effect] | None:
     return verb_effect(ws[-1], nouns=False, inflected=False)
 
 
-_DETERMINERS = frozenset({"a", "an", "the", "one", "all", "your", "this", "that", "these", "multiple", "specified",
-                          "existing", "new", "given", "some", "any", "each", "every", "its", "their", "our", "my"})
+_DETERMINERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "one",
+        "all",
+        "your",
+        "this",
+        "that",
+        "these",
+        "multiple",
+        "specified",
+        "existing",
+        "new",
+        "given",
+        "some",
+        "any",
+        "each",
+        "every",
+        "its",
+        "their",
+        "our",
+        "my",
+    }
+)
 
 
 def sentence_verb(text: str, within: int = 3) -> tuple[str, Effect] | None:
@@ -171,7 +196,9 @@ def sentence_verb(text: str, within: int = 3) -> tuple[str, Effect] | None:
     if ws[:2] == ["invoke", "function"]:  # OData: a function has no side effects (an action does)
         return "invoke", "read"
     determined = len(ws) > 1 and ws[1] in _DETERMINERS
-    noun_like = verb_effect(ws[0], inflected_nouns=True) is not None and verb_effect(ws[0], nouns=False) is None
+    noun_like = (
+        verb_effect(ws[0], inflected_nouns=True) is not None and verb_effect(ws[0], nouns=False) is None
+    )
     if not noun_like or determined:
         found = verb_effect(ws[0], inflected_nouns=determined)
         if found is not None:
@@ -246,9 +273,19 @@ NAME_HINTS = ("x-aws-operation-name", "x-operationName", "x-methodName", "x-ds-m
 #: pod: exec, attach, port-forward, proxy), Microsoft Graph's OData kind (an action changes, a
 #: function does not), OpenAI's plugin flag, Linode's grant
 VALUE_HINTS: dict[str, dict[str, Effect]] = {
-    "x-kubernetes-action": {"get": "read", "list": "read", "watch": "read", "watchlist": "read", "create": "write",
-                            "put": "write", "patch": "write", "update": "write", "connect": "write",
-                            "delete": "destructive", "deletecollection": "destructive"},
+    "x-kubernetes-action": {
+        "get": "read",
+        "list": "read",
+        "watch": "read",
+        "watchlist": "read",
+        "create": "write",
+        "put": "write",
+        "patch": "write",
+        "update": "write",
+        "connect": "write",
+        "delete": "destructive",
+        "deletecollection": "destructive",
+    },
     "x-ms-docs-operation-type": {"function": "read", "action": "write"},
     "x-openai-isconsequential": {"false": "read", "true": "write"},
     "x-linode-grant": {"read_only": "read", "read_write": "write"},
@@ -259,7 +296,11 @@ def hint_evidence(node: dict[str, Any]) -> list[Evidence]:
     """The `x-` hints of an operation object that say its effect (`VALUE_HINTS`, `NAME_HINTS`)."""
     out: list[Evidence] = []
     for key, value in node.items():
-        if not (isinstance(key, str) and key.startswith("x-")) or isinstance(value, (dict, list)) or value is None:
+        if (
+            not (isinstance(key, str) and key.startswith("x-"))
+            or isinstance(value, (dict, list))
+            or value is None
+        ):
             continue
         text = str(value).lower() if not isinstance(value, bool) else ("true" if value else "false")
         table = VALUE_HINTS.get(key.lower())
@@ -309,11 +350,44 @@ def _first_sentence(text: Any) -> str:
 _FORMATS = frozenset({"json", "xml", "csv", "txt", "html", "yaml", "pdf"})
 #: verbs that, leading a compound path segment ending in a plural, act on those things
 #: (``regenerateApiKeys``, ``resendInvites``); another compound ending in a plural is a resource
-_ACTS_ON_THINGS = frozenset({"regenerate", "resend", "revoke", "invalidate", "reissue", "redeliver", "retrigger",
-                             "rotate", "reset", "purge", "wipe"})
+_ACTS_ON_THINGS = frozenset(
+    {
+        "regenerate",
+        "resend",
+        "revoke",
+        "invalidate",
+        "reissue",
+        "redeliver",
+        "retrigger",
+        "rotate",
+        "reset",
+        "purge",
+        "wipe",
+    }
+)
 #: the last word of a compound path segment that names what is known about an action, not the action
-_ABOUT_NOUNS = frozenset({"status", "state", "info", "history", "log", "logs", "details", "result", "results",
-                          "count", "settings", "config", "stats", "report", "summary", "url", "link", "preview"})
+_ABOUT_NOUNS = frozenset(
+    {
+        "status",
+        "state",
+        "info",
+        "history",
+        "log",
+        "logs",
+        "details",
+        "result",
+        "results",
+        "count",
+        "settings",
+        "config",
+        "stats",
+        "report",
+        "summary",
+        "url",
+        "link",
+        "preview",
+    }
+)
 
 
 def _path_verb(segment: str) -> tuple[str, Effect] | None:
@@ -325,8 +399,13 @@ def _path_verb(segment: str) -> tuple[str, Effect] | None:
     ws = words(parts[-1]) if parts else []  # ``users.lookupByEmail``: the method is the last part
     if not ws:
         return None
-    if (len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and verb_effect(ws[-1]) is None
-            and ws[0] not in _ACTS_ON_THINGS):
+    if (
+        len(ws) > 1
+        and ws[-1].endswith("s")
+        and not ws[-1].endswith("ss")
+        and verb_effect(ws[-1]) is None
+        and ws[0] not in _ACTS_ON_THINGS
+    ):
         return None  # ``exchange_rates``, ``upload_sessions``; not ``regenerateApiKeys``, ``resendInvites``
     if len(ws) > 1 and ws[0] in NOUN_LIKE:
         return None  # ``commit_activity``, ``merge-async``: a noun first
@@ -376,8 +455,11 @@ def guess_effect(op: Operation) -> EffectGuess:
         strongest = _strongest(changes)
         decisive = found[0]
         # in doubt when the most authoritative source is weaker, or any source says it only reads
-        doubtful = (_STRENGTH[decisive.effect] < _STRENGTH[strongest.effect]
-                    or any(e.effect == "read" for e in found) or all(e.source == "description" for e in changes))
+        doubtful = (
+            _STRENGTH[decisive.effect] < _STRENGTH[strongest.effect]
+            or any(e.effect == "read" for e in found)
+            or all(e.source == "description" for e in changes)
+        )
         reads = [e for e in found if e.effect == "read"]
         why = f"{method}, but {strongest.says()}" + (f", while {reads[0].says()}" if reads else "")
         return EffectGuess(strongest.effect, doubtful, why, tuple(found))
@@ -390,9 +472,14 @@ def guess_effect(op: Operation) -> EffectGuess:
     by_source = {e.source: e for e in found}
     named = by_source.get("operationId")
     summary = by_source.get("summary")
-    if (named is not None and named.verb in POST_READ_VERBS and len(words(named.text)) > 1
-            and (summary is None or summary.effect == "read") and "graphql" not in op.path.lower()
-            and not _leads_with_change(named.text, method)):
+    if (
+        named is not None
+        and named.verb in POST_READ_VERBS
+        and len(words(named.text)) > 1
+        and (summary is None or summary.effect == "read")
+        and "graphql" not in op.path.lower()
+        and not _leads_with_change(named.text, method)
+    ):
         return EffectGuess("read", True, f"{method}, but {named.says()}", tuple(found))
     return EffectGuess("write", False, method, tuple(found))
 
@@ -408,6 +495,20 @@ def _leads_with_change(name: str, method: str) -> bool:
     return found is not None and found[1] != "read"
 
 
-__all__ = ["NAME_HINTS", "VALUE_HINTS", "EffectGuess", "Evidence", "action_of", "changes_named", "description_verb",
-           "evidence", "guess_effect", "hint_evidence", "name_verb", "sentence_verb", "summary_of", "verb_effect",
-           "words"]
+__all__ = [
+    "NAME_HINTS",
+    "VALUE_HINTS",
+    "EffectGuess",
+    "Evidence",
+    "action_of",
+    "changes_named",
+    "description_verb",
+    "evidence",
+    "guess_effect",
+    "hint_evidence",
+    "name_verb",
+    "sentence_verb",
+    "summary_of",
+    "verb_effect",
+    "words",
+]

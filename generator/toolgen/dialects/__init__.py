@@ -107,8 +107,9 @@ def dialect(name: str) -> Dialect:
     return found
 
 
-def check_catalog(name: str, tools: list[dict[str, Any]], *,
-                  max_tools: int | Literal["default"] | None = "default") -> list[Violation]:
+def check_catalog(
+    name: str, tools: list[dict[str, Any]], *, max_tools: int | Literal["default"] | None = "default"
+) -> list[Violation]:
     """Check a catalog of dialect `name` against its provider's rules; an empty list means it conforms.
     `max_tools`: the cap on tools per request (default: the provider's own; None skips the check).
     Raises ValueError for an unknown dialect."""
@@ -117,8 +118,9 @@ def check_catalog(name: str, tools: list[dict[str, Any]], *,
         return found.check(tools, found.max_tools if max_tools == "default" else max_tools)
 
 
-def catalog_request_problems(name: str, tools: list[dict[str, Any]], *, client_prefix: str = ""
-                             ) -> list[RequestProblem]:
+def catalog_request_problems(
+    name: str, tools: list[dict[str, Any]], *, client_prefix: str = ""
+) -> list[RequestProblem]:
     """The per-request limits of dialect `name` (its ``LIMITS`` table) that the whole catalog
     `tools` exceeds: what no single request can carry. `client_prefix`: the prefix a client puts
     before every tool name (``mcp__<server>__``), counted toward the name length."""

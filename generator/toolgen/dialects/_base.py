@@ -24,20 +24,61 @@ JSON = Any
 
 #: Keywords dropped without a note: identifiers, comments, OpenAPI-only decorations.
 SILENT_DROP: frozenset[str] = frozenset(
-    {"$schema", "$id", "$comment", "$anchor", "$dynamicAnchor", "$vocabulary", "discriminator", "xml",
-     "externalDocs"}
+    {
+        "$schema",
+        "$id",
+        "$comment",
+        "$anchor",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "discriminator",
+        "xml",
+        "externalDocs",
+    }
 )
 #: Keywords that annotate a `$ref` and may be overridden by the referrer when inlining.
 ANNOTATIONS: frozenset[str] = frozenset(
-    {"description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly",
-     "$comment"}
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "example",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+    }
 )
 #: Fixed order in which moved keywords are summarised (others follow alphabetically).
 _NOTE_ORDER: tuple[str, ...] = (
-    "format", "minLength", "maxLength", "pattern", "minimum", "exclusiveMinimum", "maximum",
-    "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "uniqueItems", "prefixItems", "contains",
-    "minContains", "maxContains", "minProperties", "maxProperties", "propertyNames", "default",
-    "examples", "example", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
+    "format",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "prefixItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "default",
+    "examples",
+    "example",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentMediaType",
+    "contentEncoding",
 )
 _RAW_STRING_NOTES: frozenset[str] = frozenset({"format", "pattern", "contentMediaType", "contentEncoding"})
 _NOTE_VALUE_MAX = 160
@@ -182,8 +223,13 @@ class Dialect:
     check: Callable[[list[dict[str, JSON]], int | None], list[Violation]]
     max_tools: int | None = None
     limits: tuple[Limit, ...] = ()
-    select: Callable[[list[Tool], list[dict[str, JSON]], list[Any] | None],
-                     tuple[list[dict[str, JSON]], list[tuple[str, str]]]] | None = None
+    select: (
+        Callable[
+            [list[Tool], list[dict[str, JSON]], list[Any] | None],
+            tuple[list[dict[str, JSON]], list[tuple[str, str]]],
+        ]
+        | None
+    ) = None
     select_facts: Callable[[dict[str, JSON]], Any] | None = None
     configure: Callable[[DialectOptions], Dialect] | None = None
     title: str = ""

@@ -76,8 +76,9 @@ def check_names(report: Report, names: list[tuple[str, str, JSON]], rule_prefix:
     seen: dict[str, str] = {}
     for label, pointer, name in names:
         if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
-            report.add(label, pointer, f"{rule_prefix}-name",
-                       f"name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$")
+            report.add(
+                label, pointer, f"{rule_prefix}-name", f"name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$"
+            )
             continue
         if name in seen:
             report.add(label, pointer, f"{rule_prefix}-name-unique", f"name {name!r} is used twice")
@@ -101,8 +102,10 @@ def _last_token_walk(schema: JSON) -> Iterator[tuple[str, JSON]]:
         for key, value in node.items():
             if key in _MAP_KEYS:
                 if isinstance(value, dict):
-                    children.extend(("/" + (escape_token(name) if "/" in name or "~" in name else name), sub)
-                                    for name, sub in value.items())
+                    children.extend(
+                        ("/" + (escape_token(name) if "/" in name or "~" in name else name), sub)
+                        for name, sub in value.items()
+                    )
             elif key in _LIST_KEYS:
                 if isinstance(value, list):
                     children.extend(("/" + str(i), sub) for i, sub in enumerate(value))
@@ -118,8 +121,21 @@ def _last_token_walk(schema: JSON) -> Iterator[tuple[str, JSON]]:
 
 _MAP_KEYS = frozenset(("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"))
 _LIST_KEYS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
-_ONE_KEYS = frozenset(("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-                       "unevaluatedItems", "unevaluatedProperties", "contentSchema"))
+_ONE_KEYS = frozenset(
+    (
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    )
+)
 
 
 def checked(check: Callable[..., None], report: Report, *args: Any) -> None:
@@ -196,7 +212,9 @@ def _facts(node: JSON, memo: dict[int, tuple[Any, ...]]) -> _Facts:
         return hit[1]  # type: ignore[no-any-return]
     array = "items" not in node and is_array_schema(node)
     nullable = "nullable" in node
-    formats: frozenset[str] = frozenset((node["format"],)) if isinstance(node.get("format"), str) else frozenset()
+    formats: frozenset[str] = (
+        frozenset((node["format"],)) if isinstance(node.get("format"), str) else frozenset()
+    )
     refs: frozenset[Any] = frozenset()
     if "$ref" in node:
         ref = node["$ref"]
@@ -225,8 +243,9 @@ def _facts(node: JSON, memo: dict[int, tuple[Any, ...]]) -> _Facts:
     return facts
 
 
-def check_items_and_refs(report: Report, tool: str, base: str, schema: JSON, prefix: str,
-                         summary: Summary | None = None) -> None:
+def check_items_and_refs(
+    report: Report, tool: str, base: str, schema: JSON, prefix: str, summary: Summary | None = None
+) -> None:
     """Every array has `items` (A.2 "Array keywords", E point 4); every `$ref` resolves (D.1, case 21)."""
     summary = summary or Summary(schema)
     if summary.array_without_items:
@@ -262,8 +281,9 @@ def _fast_meta_valid(schema: JSON, summary: Summary | None = None) -> bool:
     return True
 
 
-def check_2020_12(report: Report, tool: str, base: str, schema: JSON, rule: str,
-                  summary: Summary | None = None) -> None:
+def check_2020_12(
+    report: Report, tool: str, base: str, schema: JSON, rule: str, summary: Summary | None = None
+) -> None:
     """Valid under the JSON Schema 2020-12 meta-schema (B.1 `input_schema`, D.1)."""
     if _fast_meta_valid(schema, summary):
         return
@@ -277,14 +297,17 @@ def check_2020_12(report: Report, tool: str, base: str, schema: JSON, rule: str,
         report.add(tool, base + path, rule, f"not valid JSON Schema 2020-12: {exc.message}")
 
 
-def check_no_nullable(report: Report, tool: str, base: str, schema: JSON, rule: str,
-                      summary: Summary | None = None) -> None:
+def check_no_nullable(
+    report: Report, tool: str, base: str, schema: JSON, rule: str, summary: Summary | None = None
+) -> None:
     """OpenAPI 3.0 `nullable` means nothing to JSON Schema (case 08)."""
     if (summary or Summary(schema)).nullable:
         checked(_check_nullable_nodes, report, tool, base, schema, rule)
 
 
-def _check_nullable_nodes(report: Report, tool: str, base: str, schema: JSON, rule: str, *, walk: Walk) -> None:
+def _check_nullable_nodes(
+    report: Report, tool: str, base: str, schema: JSON, rule: str, *, walk: Walk
+) -> None:
     for ptr, node in walk(schema):
         if isinstance(node, dict) and "nullable" in node:
             report.add(tool, base + ptr, rule, "OpenAPI `nullable` keyword; use a null type instead")
@@ -292,6 +315,6 @@ def _check_nullable_nodes(report: Report, tool: str, base: str, schema: JSON, ru
 
 def object_root(report: Report, tool: str, pointer: str, schema: JSON, rule: str, what: str) -> bool:
     if not isinstance(schema, dict) or types_of(schema) != ["object"]:
-        report.add(tool, pointer, rule, f"{what} must be a schema with type \"object\"")
+        report.add(tool, pointer, rule, f'{what} must be a schema with type "object"')
         return False
     return True

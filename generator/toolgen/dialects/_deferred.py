@@ -68,18 +68,37 @@ RESPONSES_SOURCE = "A.1 / F.1: 128 tools per request (a namespace is one)"
 
 #: up-front views, in report order: (view, file the client sends or serves, how it is derived)
 VIEWS: tuple[tuple[str, str, str], ...] = (
-    ("openai", "openai.json", ("Chat Completions: eager functions and a client-run `search_tools` function; "
-                               "found functions are added from `openai.json`")),
-    ("openai-responses", "openai.responses.json",
-     ("Responses: eager functions, deferred functions by name and description, namespaces by name and "
-     "description, `tool_search`")),
-    ("anthropic", "anthropic.json", ("eager tools and the tool-search tool; deferred tools (`defer_loading`) "
-                                    "load when found")),
+    (
+        "openai",
+        "openai.json",
+        (
+            "Chat Completions: eager functions and a client-run `search_tools` function; "
+            "found functions are added from `openai.json`"
+        ),
+    ),
+    (
+        "openai-responses",
+        "openai.responses.json",
+        (
+            "Responses: eager functions, deferred functions by name and description, namespaces by name and "
+            "description, `tool_search`"
+        ),
+    ),
+    (
+        "anthropic",
+        "anthropic.json",
+        ("eager tools and the tool-search tool; deferred tools (`defer_loading`) load when found"),
+    ),
     ("mcp", "mcp.json", "`tools/list`: eager tools and the `search_tools` meta-tool"),
     ("gemini", "gemini.json", "eager declarations and a client-run `search_tools` declaration"),
-    ("gemini-interactions", "gemini.interactions.json",
-     ("Interactions: the functions without `defer_loading` and a client-run `tool_search`; found functions "
-      "are added from the same file")),
+    (
+        "gemini-interactions",
+        "gemini.interactions.json",
+        (
+            "Interactions: the functions without `defer_loading` and a client-run `tool_search`; found functions "
+            "are added from the same file"
+        ),
+    ),
 )
 
 #: the dialects with no deferred loading whose client runs ``search_tools`` itself (F.1 Chat
@@ -107,8 +126,11 @@ class DeferredViews:
     def catalogs_of(self, name: str) -> dict[str, list[dict[str, JSON]]]:
         """The request catalogs of catalog `name` (``anthropic``, ``openai.responses``) this build
         adds, by file name: ``<name>.json``, or its parts when split; empty when it adds none."""
-        return {file: value for file, value in self.files.items()
-                if file == f"{name}.json" or (file.startswith(f"{name}.") and file[len(name) + 1:-5].isdigit())}
+        return {
+            file: value
+            for file, value in self.files.items()
+            if file == f"{name}.json" or (file.startswith(f"{name}.") and file[len(name) + 1 : -5].isdigit())
+        }
 
     def request_view(self, dialect: str, tools: list[dict[str, JSON]]) -> list[dict[str, JSON]]:
         """What one request of `dialect` carries before any search, given its per-tool catalog
@@ -119,9 +141,14 @@ class DeferredViews:
         return tools
 
 
-def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, JSON]]],
-                   toolsets: Sequence[Toolset], *, search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS,
-                   responses_limit: int = OPENAI_MAX_TOOLS) -> DeferredViews:
+def deferred_views(
+    tools: Sequence[Tool],
+    catalogs: Mapping[str, list[dict[str, JSON]]],
+    toolsets: Sequence[Toolset],
+    *,
+    search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS,
+    responses_limit: int = OPENAI_MAX_TOOLS,
+) -> DeferredViews:
     """The scaled catalogs and up-front views of one API (see the module docstring). With no toolset
     and no deferred tool, no file is added and every view is the whole catalog. `search_limit`: the
     tools one Anthropic request with tool search carries (F.2: 10,000), `responses_limit` the
@@ -144,7 +171,8 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
         out.upfront["openai-responses"] = responses_upfront(responses)
     if "gemini" in catalogs:
         interactions = out.files["gemini.interactions.json"] = interactions_catalog(
-            tools, catalogs["gemini"], gemini_search_declaration(searchable))
+            tools, catalogs["gemini"], gemini_search_declaration(searchable)
+        )
         out.upfront["gemini-interactions"] = interactions_upfront(interactions)
     if deferred:
         plan = plan_parts(tools, search_limit)
@@ -161,7 +189,9 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
         out.upfront["mcp"].append(mcp_search_tool(searchable))
         out.upfront["gemini"] = [e for e in catalogs.get("gemini", []) if e.get("name") in eager_names]
         out.upfront["gemini"].append(gemini_search_declaration(searchable))
-        out.upfront["openai"] = [e for e in catalogs.get("openai", []) if e["function"]["name"] in eager_names]
+        out.upfront["openai"] = [
+            e for e in catalogs.get("openai", []) if e["function"]["name"] in eager_names
+        ]
         out.upfront["openai"].append(openai_search_function(searchable))
     else:
         for view in ("openai", "anthropic", "mcp", "gemini"):
@@ -169,8 +199,9 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
     return out
 
 
-def anthropic_parts(tools: Sequence[Tool], entries: Sequence[dict[str, JSON]], plan: PartPlan
-                    ) -> dict[str, JSON]:
+def anthropic_parts(
+    tools: Sequence[Tool], entries: Sequence[dict[str, JSON]], plan: PartPlan
+) -> dict[str, JSON]:
     """The files of a split Anthropic catalog: each part (``anthropic.<k>.json``: the eager tools and
     the part's deferred tools in catalog order, then the tool-search tool) and the index
     ``anthropic.parts.json``::
@@ -191,9 +222,16 @@ def anthropic_parts(tools: Sequence[Tool], entries: Sequence[dict[str, JSON]], p
         held = sorted(eager + [index_of[name] for name in part.tools])
         catalog = deferred_catalog([entries[i] for i in held])
         files[part_file("anthropic", k)] = catalog
-        listed.append({"file": part_file("anthropic", k), "tools": len(catalog), "toolsets": list(part.toolsets)})
-    files[index_file("anthropic")] = {"dialect": "anthropic", "limit": plan.limit, "source": ANTHROPIC_SEARCH_SOURCE,
-                                      "every_part": plan.fixed, "parts": listed}
+        listed.append(
+            {"file": part_file("anthropic", k), "tools": len(catalog), "toolsets": list(part.toolsets)}
+        )
+    files[index_file("anthropic")] = {
+        "dialect": "anthropic",
+        "limit": plan.limit,
+        "source": ANTHROPIC_SEARCH_SOURCE,
+        "every_part": plan.fixed,
+        "parts": listed,
+    }
     return files
 
 
@@ -207,19 +245,32 @@ def responses_parts(catalog: Sequence[dict[str, JSON]], plan: PartPlan) -> dict[
     listed: list[dict[str, JSON]] = []
     for k, part in enumerate(plan.parts, 1):
         mine = set(part.toolsets)
-        entries = [e for e in catalog if e.get("type") != "namespace" or e.get("name") in mine
-                   or e.get("name") not in held]
+        entries = [
+            e
+            for e in catalog
+            if e.get("type") != "namespace" or e.get("name") in mine or e.get("name") not in held
+        ]
         files[part_file("openai.responses", k)] = entries
-        listed.append({"file": part_file("openai.responses", k), "tools": len(entries),
-                       "toolsets": list(part.toolsets)})
-    files[index_file("openai.responses")] = {"dialect": "openai.responses", "limit": plan.limit,
-                                             "source": RESPONSES_SOURCE, "every_part": plan.fixed, "parts": listed}
+        listed.append(
+            {"file": part_file("openai.responses", k), "tools": len(entries), "toolsets": list(part.toolsets)}
+        )
+    files[index_file("openai.responses")] = {
+        "dialect": "openai.responses",
+        "limit": plan.limit,
+        "source": RESPONSES_SOURCE,
+        "every_part": plan.fixed,
+        "parts": listed,
+    }
     return files
 
 
-def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
-                   request_limits: bool = False,
-                   check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None) -> list[Violation]:
+def check_deferred(
+    views: DeferredViews,
+    *,
+    include_dialect_files: bool = True,
+    request_limits: bool = False,
+    check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None,
+) -> list[Violation]:
     """The added files and the up-front views against their providers' rules: the Responses catalog
     (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool or each of its parts,
     each within the plan's limit (unless `include_dialect_files` is false: a build that does not
@@ -231,8 +282,9 @@ def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
     intent map's choice, not a toolgen bug). `check_chat`: as `check_responses_catalog` takes it."""
     problems: list[Violation] = []
     for responses in views.catalogs_of("openai.responses").values():
-        problems += check_responses_catalog(responses, max_tools=OPENAI_MAX_TOOLS if request_limits else None,
-                                            check_chat=check_chat)
+        problems += check_responses_catalog(
+            responses, max_tools=OPENAI_MAX_TOOLS if request_limits else None, check_chat=check_chat
+        )
     plan = views.parts.get("anthropic")
     limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
     for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():
@@ -241,8 +293,10 @@ def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
         problems += check_interactions_catalog(views.files["gemini.interactions.json"])
     if views.deferred:
         problems += check_mcp_catalog(views.upfront["mcp"])
-        problems += check_gemini_catalog(views.upfront["gemini"],
-                                         max_tools=GEMINI_MAX_TOOLS if request_limits else None)
-        problems += check_openai_catalog(views.upfront["openai"],
-                                         max_tools=OPENAI_MAX_TOOLS if request_limits else None)
+        problems += check_gemini_catalog(
+            views.upfront["gemini"], max_tools=GEMINI_MAX_TOOLS if request_limits else None
+        )
+        problems += check_openai_catalog(
+            views.upfront["openai"], max_tools=OPENAI_MAX_TOOLS if request_limits else None
+        )
     return problems

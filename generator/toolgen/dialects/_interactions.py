@@ -45,6 +45,7 @@ from .gemini import GEMINI_NAME_RE
 
 JSON = Any
 
+
 def json_schema_of(declaration: dict[str, JSON]) -> JSON:
     """A Gemini declaration's arguments as JSON Schema: ``parametersJsonSchema`` as is, else its
     ``parameters`` (C.2 subset) with each ``type`` in lower case, ``nullable: true`` as a ``"null"`` type
@@ -78,9 +79,12 @@ def _from_subset(node: JSON) -> JSON:
 
 def interactions_function(declaration: dict[str, JSON], *, deferred: bool) -> dict[str, JSON]:
     """One Gemini declaration as an Interactions function tool, marked ``defer_loading`` when `deferred`."""
-    out: dict[str, JSON] = {"type": "function", "name": declaration["name"],
-                            "description": str(declaration.get("description", "")),
-                            "parameters": json_schema_of(declaration)}
+    out: dict[str, JSON] = {
+        "type": "function",
+        "name": declaration["name"],
+        "description": str(declaration.get("description", "")),
+        "parameters": json_schema_of(declaration),
+    }
     if deferred:
         out["defer_loading"] = True
     return out
@@ -89,16 +93,24 @@ def interactions_function(declaration: dict[str, JSON], *, deferred: bool) -> di
 def client_search_entry(declaration: dict[str, JSON]) -> dict[str, JSON]:
     """The search meta-tool's Gemini declaration (`toolgen.search.tool.gemini_search_declaration`) as
     a client-run ``tool_search`` entry."""
-    return {"type": "tool_search", "execution": "client", "name": declaration["name"],
-            "description": declaration["description"], "parameters": json_schema_of(declaration)}
+    return {
+        "type": "tool_search",
+        "execution": "client",
+        "name": declaration["name"],
+        "description": declaration["description"],
+        "parameters": json_schema_of(declaration),
+    }
 
 
-def interactions_catalog(tools: Sequence[Tool], declarations: Sequence[dict[str, JSON]],
-                         search: dict[str, JSON]) -> list[dict[str, JSON]]:
+def interactions_catalog(
+    tools: Sequence[Tool], declarations: Sequence[dict[str, JSON]], search: dict[str, JSON]
+) -> list[dict[str, JSON]]:
     """The Interactions ``tools`` file: every function in catalog order, then the client-run search
     entry made of `search` (the meta-tool's Gemini declaration) when any is deferred."""
-    out = [interactions_function(d, deferred=t.policy.loading == "deferred")
-           for t, d in zip(tools, declarations, strict=True)]
+    out = [
+        interactions_function(d, deferred=t.policy.loading == "deferred")
+        for t, d in zip(tools, declarations, strict=True)
+    ]
     if any(e.get("defer_loading") is True for e in out):
         out.append(client_search_entry(search))
     return out
@@ -135,12 +147,20 @@ def check_interactions_catalog(catalog: list[dict[str, JSON]]) -> list[Violation
         if kind == "tool_search":
             searches += 1
             if entry.get("execution") != "client":
-                report.add(label, f"/{i}/execution", "F.3-interactions-search",
-                           "the search entry is run by the client (execution: client)")
+                report.add(
+                    label,
+                    f"/{i}/execution",
+                    "F.3-interactions-search",
+                    "the search entry is run by the client (execution: client)",
+                )
         name = entry.get("name")
         if not isinstance(name, str) or not GEMINI_NAME_RE.fullmatch(name):
-            report.add(label, f"/{i}/name", "F.3-interactions-name",
-                       f"name {name!r} does not match {GEMINI_NAME_RE.pattern}")
+            report.add(
+                label,
+                f"/{i}/name",
+                "F.3-interactions-name",
+                f"name {name!r} does not match {GEMINI_NAME_RE.pattern}",
+            )
         elif name in seen:
             report.add(label, f"/{i}/name", "F.3-interactions-name", f"name {name!r} is used twice")
         else:
@@ -148,7 +168,9 @@ def check_interactions_catalog(catalog: list[dict[str, JSON]]) -> list[Violation
         if not isinstance(entry.get("description", ""), str):
             report.add(label, f"/{i}/description", "F.3-interactions-shape", "description must be a string")
         if "defer_loading" in entry and not isinstance(entry["defer_loading"], bool):
-            report.add(label, f"/{i}/defer_loading", "F.3-interactions-defer", "defer_loading must be a boolean")
+            report.add(
+                label, f"/{i}/defer_loading", "F.3-interactions-defer", "defer_loading must be a boolean"
+            )
         deferred += entry.get("defer_loading") is True
         schema = entry.get("parameters")
         base = f"/{i}/parameters"
@@ -158,7 +180,9 @@ def check_interactions_catalog(catalog: list[dict[str, JSON]]) -> list[Violation
             check_items_and_refs(report, label, base, schema, "F.3", summary)
             check_no_nullable(report, label, base, schema, "F.3-interactions-nullable", summary)
     if deferred and not searches:
-        report.add("", "", "F.3-interactions-search", f"{deferred} deferred functions but no tool_search entry")
+        report.add(
+            "", "", "F.3-interactions-search", f"{deferred} deferred functions but no tool_search entry"
+        )
     if searches > 1:
         report.add("", "", "F.3-interactions-search", f"{searches} tool_search entries; one is enough")
     return report.items

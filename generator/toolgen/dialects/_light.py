@@ -101,8 +101,12 @@ class Light:
                 continue
             if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
                 children = {
-                    name: child(sub, key, name, None if ptr is None
-                                else f"{ptr}/{escape_token(key)}/{escape_token(str(name))}")
+                    name: child(
+                        sub,
+                        key,
+                        name,
+                        None if ptr is None else f"{ptr}/{escape_token(key)}/{escape_token(str(name))}",
+                    )
                     for name, sub in value.items()
                 }
                 out[key] = _same_dict(value, children)
@@ -111,12 +115,22 @@ class Light:
                 if key == "oneOf" and self.rules.oneof_to_anyof and "anyOf" not in schema:
                     new_key = "anyOf"
                     changed = True
-                out[new_key] = _same_list(value, [child(sub, key, i, None if ptr is None else f"{ptr}/{key}/{i}")
-                                                  for i, sub in enumerate(value)])
+                out[new_key] = _same_list(
+                    value,
+                    [
+                        child(sub, key, i, None if ptr is None else f"{ptr}/{key}/{i}")
+                        for i, sub in enumerate(value)
+                    ],
+                )
             elif key in SCHEMA_KEYS:
                 if isinstance(value, list):
-                    out[key] = _same_list(value, [child(sub, key, i, None if ptr is None else f"{ptr}/{key}/{i}")
-                                                  for i, sub in enumerate(value)])
+                    out[key] = _same_list(
+                        value,
+                        [
+                            child(sub, key, i, None if ptr is None else f"{ptr}/{key}/{i}")
+                            for i, sub in enumerate(value)
+                        ],
+                    )
                 else:
                     out[key] = child(value, key, None, None if ptr is None else f"{ptr}/{key}")
             else:
@@ -138,13 +152,21 @@ class Light:
             memo[id(given)] = (given, result, found)  # `given` kept alive: its id stays its own
         return result, found
 
-    def _value_keyword(self, schema: dict[str, JSON], key: str, value: JSON, out: dict[str, JSON],
-                       moved: list[tuple[str, JSON]]) -> bool:
+    def _value_keyword(
+        self,
+        schema: dict[str, JSON],
+        key: str,
+        value: JSON,
+        out: dict[str, JSON],
+        moved: list[tuple[str, JSON]],
+    ) -> bool:
         """Put the keyword `key` of `schema` (not a subschema) into `out`, or into `moved` when it moves
         into the description; True when it did not go to `out` as it was."""
         if key == "format":
-            if isinstance(value, str) and value in self.rules.formats and (
-                types_of(schema) is None or "string" in (types_of(schema) or [])
+            if (
+                isinstance(value, str)
+                and value in self.rules.formats
+                and (types_of(schema) is None or "string" in (types_of(schema) or []))
             ):
                 out[key] = value
                 return False
@@ -163,11 +185,23 @@ class Light:
     def _closes(self, out: dict[str, JSON], ptr: str | None) -> bool:
         """Whether the node `out` (at `ptr`) gets ``additionalProperties: false``: objects are closed,
         it declares properties and says nothing of extras, and it is no `allOf` member."""
-        return (self.rules.close_objects and isinstance(out.get("properties"), dict)
-                and ptr not in self.keep_open
-                and not any(k in out for k in ("additionalProperties", "patternProperties",
-                                               "unevaluatedProperties", "allOf", "anyOf", "oneOf",
-                                               "$ref")))
+        return (
+            self.rules.close_objects
+            and isinstance(out.get("properties"), dict)
+            and ptr not in self.keep_open
+            and not any(
+                k in out
+                for k in (
+                    "additionalProperties",
+                    "patternProperties",
+                    "unevaluatedProperties",
+                    "allOf",
+                    "anyOf",
+                    "oneOf",
+                    "$ref",
+                )
+            )
+        )
 
 
 _ABSENT = object()
@@ -188,7 +222,9 @@ def _allof_members(canonical: JSON) -> set[str]:
     ``additionalProperties: false`` would reject the members the other parts declare."""
     found: set[str] = set()
     todo: list[str] = []
-    if not any(isinstance(node, dict) and isinstance(node.get("allOf"), list) for node in iter_nodes(canonical)):
+    if not any(
+        isinstance(node, dict) and isinstance(node.get("allOf"), list) for node in iter_nodes(canonical)
+    ):
         return found
     for ptr, node in iter_schemas(canonical):
         if isinstance(node, dict) and isinstance(node.get("allOf"), list):
@@ -215,11 +251,24 @@ def is_empty_params(schema: dict[str, JSON]) -> bool:
         return False
     if schema.get("additionalProperties", False) is not False:
         return False
-    structural = ("patternProperties", "anyOf", "oneOf", "allOf", "$ref", "propertyNames", "not", "if",
-                  "dependentSchemas", "unevaluatedProperties", "minProperties")
+    structural = (
+        "patternProperties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "propertyNames",
+        "not",
+        "if",
+        "dependentSchemas",
+        "unevaluatedProperties",
+        "minProperties",
+    )
     return not any(k in schema for k in structural)
 
 
 def ref_warnings(schema: JSON, dialect: str) -> list[str]:
-    return [f"unresolvable $ref {ref!r} (#{ptr}): {dialect} schema is not self-contained"
-            for ptr, ref in unresolved_refs(schema)]
+    return [
+        f"unresolvable $ref {ref!r} (#{ptr}): {dialect} schema is not self-contained"
+        for ptr, ref in unresolved_refs(schema)
+    ]

@@ -76,8 +76,17 @@ def _typed(node: JSON, *, position: bool) -> JSON:
             out[key] = True if value == {} else _typed(value, position=isinstance(value, dict))
         elif key in _BRANCH_KEYS and isinstance(value, list):
             out[key] = [_typed(sub, position=untyped) for sub in value]
-        elif key in ("not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems",
-                     "unevaluatedProperties", "dependentSchemas"):
+        elif key in (
+            "not",
+            "if",
+            "then",
+            "else",
+            "contains",
+            "propertyNames",
+            "unevaluatedItems",
+            "unevaluatedProperties",
+            "dependentSchemas",
+        ):
             out[key] = value if key == "dependentSchemas" else _typed(value, position=False)
         else:
             out[key] = value
@@ -93,7 +102,9 @@ def _typed(node: JSON, *, position: bool) -> JSON:
     return out
 
 
-def _value_positions(node: JSON, pointer: str = "", *, position: bool = True) -> Iterator[tuple[str, JSON, bool]]:
+def _value_positions(
+    node: JSON, pointer: str = "", *, position: bool = True
+) -> Iterator[tuple[str, JSON, bool]]:
     """Every schema of `node` with its JSON pointer and whether it stands in a value position."""
     yield pointer, node, position
     if not isinstance(node, dict):
@@ -103,7 +114,9 @@ def _value_positions(node: JSON, pointer: str = "", *, position: bool = True) ->
         token = key.replace("~", "~0").replace("/", "~1")
         if key in ("properties", "patternProperties", *DEFS_KEYS) and isinstance(value, dict):
             for name, sub in value.items():
-                yield from _value_positions(sub, f"{pointer}/{token}/{str(name).replace('~', '~0').replace('/', '~1')}")
+                yield from _value_positions(
+                    sub, f"{pointer}/{token}/{str(name).replace('~', '~0').replace('/', '~1')}"
+                )
         elif key in ("items", "prefixItems") and isinstance(value, list):
             for i, sub in enumerate(value):
                 yield from _value_positions(sub, f"{pointer}/{token}/{i}")
@@ -127,6 +140,8 @@ def check_loose_nodes(report: Report, tool: str, base: str, schema: JSON) -> Non
         if not position:
             continue
         if not isinstance(node, dict) or not any(k in node for k in _TYPED_BY):
-            report.add(tool, base + ptr, "A.1-type", "schema must have a 'type' key (also outside strict mode)")
+            report.add(
+                tool, base + ptr, "A.1-type", "schema must have a 'type' key (also outside strict mode)"
+            )
         elif "type" in node and not types_of(node):
             report.add(tool, base + ptr, "A.1-type", f"unknown type {node.get('type')!r}")

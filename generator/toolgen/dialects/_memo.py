@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-_TABLES: ContextVar[dict[Hashable, dict[int, tuple[Any, ...]]] | None] = ContextVar("toolgen_view_memo",
-                                                                                     default=None)
+_TABLES: ContextVar[dict[Hashable, dict[int, tuple[Any, ...]]] | None] = ContextVar(
+    "toolgen_view_memo", default=None
+)
 
 
 @contextmanager

@@ -51,8 +51,21 @@ def ordered(parts: dict[str, JSON], order: tuple[str, ...]) -> dict[str, JSON]:
 
 
 OPENAI_KEY_ORDER: tuple[str, ...] = (
-    "title", "description", "type", "enum", "const", "format", "properties", "required",
-    "additionalProperties", "patternProperties", "items", "anyOf", "allOf", "$ref", "$defs",
+    "title",
+    "description",
+    "type",
+    "enum",
+    "const",
+    "format",
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "items",
+    "anyOf",
+    "allOf",
+    "$ref",
+    "$defs",
 )
 
 
@@ -160,8 +173,13 @@ def carried(key: str, value: JSON, types: list[str] | None) -> bool:
     if key in OPENAI_NUMBER_KEYWORDS:
         return bool(kinds & {"number", "integer"}) and kinds <= {"number", "integer", "null"} and number
     if key in OPENAI_ARRAY_KEYWORDS:
-        return ("array" in kinds and kinds <= {"array", "null"} and isinstance(value, int) and number
-                and value >= 0)
+        return (
+            "array" in kinds
+            and kinds <= {"array", "null"}
+            and isinstance(value, int)
+            and number
+            and value >= 0
+        )
     return False
 
 

@@ -33,15 +33,34 @@ OPENAI_BIG_ENUM_CHARS = 15_000
 #: Keywords an OpenAI strict schema may carry (A.2, E point 3). Everything else moves to the description.
 OPENAI_STRICT_KEYWORDS: frozenset[str] = frozenset(
     {
-        "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf",
-        "$defs", "$ref", "description", "title", "format", "pattern", "multipleOf", "maximum",
-        "exclusiveMaximum", "minimum", "exclusiveMinimum", "minItems", "maxItems",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$defs",
+        "$ref",
+        "description",
+        "title",
+        "format",
+        "pattern",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "minItems",
+        "maxItems",
     }
 )
 #: F.1: keywords strict mode carries, by the type they apply to.
 OPENAI_STRING_KEYWORDS: frozenset[str] = frozenset({"pattern"})
 OPENAI_NUMBER_KEYWORDS: frozenset[str] = frozenset(
-    {"multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"})
+    {"multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"}
+)
 OPENAI_ARRAY_KEYWORDS: frozenset[str] = frozenset({"minItems", "maxItems"})
 #: A.2 "Composition": keywords OpenAI strict rejects.
 OPENAI_FORBIDDEN_COMPOSITION: frozenset[str] = frozenset(
@@ -134,9 +153,15 @@ def openai_limit_problems(stats: SchemaStats) -> list[tuple[str, str]]:
     if stats.chars > OPENAI_MAX_CHARS:
         out.append(("A.2-limits-chars", f"{stats.chars} chars of names/enums/consts > {OPENAI_MAX_CHARS}"))
     if stats.big_string_enum_chars > OPENAI_BIG_ENUM_CHARS:
-        out.append(("A.2-limits-chars",
-                    (f"a string enum with > {OPENAI_BIG_ENUM_VALUES} values totals "
-                     f"{stats.big_string_enum_chars} chars > {OPENAI_BIG_ENUM_CHARS}")))
+        out.append(
+            (
+                "A.2-limits-chars",
+                (
+                    f"a string enum with > {OPENAI_BIG_ENUM_VALUES} values totals "
+                    f"{stats.big_string_enum_chars} chars > {OPENAI_BIG_ENUM_CHARS}"
+                ),
+            )
+        )
     return out
 
 
@@ -149,8 +174,9 @@ def check_openai_strict(report: Report, tool: str, base: str, schema: dict[str, 
         report.add(tool, base, rule, message)
 
 
-def _check_openai_strict_nodes(report: Report, tool: str, base: str, schema: dict[str, JSON], *,
-                               walk: Walk) -> None:
+def _check_openai_strict_nodes(
+    report: Report, tool: str, base: str, schema: dict[str, JSON], *, walk: Walk
+) -> None:
     for ptr, node in walk(schema):
         where = base + ptr
         if node is False and ptr.endswith("/additionalProperties"):
@@ -181,8 +207,12 @@ def _check_keywords(report: Report, tool: str, where: str, node: dict[str, JSON]
         elif key == "default":
             report.add(tool, where, "A.4-default", "'default' must move into the description")
         else:
-            report.add(tool, where, "E.3-keyword",
-                       f"{key!r} is outside the strict keyword set (move it to the description)")
+            report.add(
+                tool,
+                where,
+                "E.3-keyword",
+                f"{key!r} is outside the strict keyword set (move it to the description)",
+            )
     if "$ref" in node and len(node) > 1:
         others = sorted(k for k in node if k != "$ref")
         report.add(tool, where, "A.2-ref-siblings", f"$ref cannot have keywords {others}")
@@ -196,23 +226,37 @@ def _check_object(report: Report, tool: str, where: str, node: dict[str, JSON]) 
         report.add(tool, where, "A.1-object-properties", "object without properties")
         props = {}
     if node.get("additionalProperties") is not False:
-        report.add(tool, where, "A.2-additionalProperties",
-                   "'additionalProperties' is required to be supplied and to be false")
+        report.add(
+            tool,
+            where,
+            "A.2-additionalProperties",
+            "'additionalProperties' is required to be supplied and to be false",
+        )
     required = node.get("required")
-    if (not isinstance(required, list) or len(required) != len(set(map(str, required)))
-            or set(required) != set(props)):
-        report.add(tool, where, "A.2-required",
-                   "'required' must be an array including every key in properties")
+    if (
+        not isinstance(required, list)
+        or len(required) != len(set(map(str, required)))
+        or set(required) != set(props)
+    ):
+        report.add(
+            tool, where, "A.2-required", "'required' must be an array including every key in properties"
+        )
 
 
-def _check_typed_keywords(report: Report, tool: str, where: str, node: dict[str, JSON],
-                          types: list[str]) -> None:
+def _check_typed_keywords(
+    report: Report, tool: str, where: str, node: dict[str, JSON], types: list[str]
+) -> None:
     """F.1 (each type's keywords on nodes of that type only), A.2 "Formats allowed" (on strings
     only), A.4 (a null-admitting node's enum lists null)."""
     for key in OPENAI_STRING_KEYWORDS | OPENAI_NUMBER_KEYWORDS | OPENAI_ARRAY_KEYWORDS:
         if key in node:
-            allowed = ({"string", "null"} if key in OPENAI_STRING_KEYWORDS else
-                       {"number", "integer", "null"} if key in OPENAI_NUMBER_KEYWORDS else {"array", "null"})
+            allowed = (
+                {"string", "null"}
+                if key in OPENAI_STRING_KEYWORDS
+                else {"number", "integer", "null"}
+                if key in OPENAI_NUMBER_KEYWORDS
+                else {"array", "null"}
+            )
             if not types or not set(types) <= allowed:
                 report.add(tool, where, "F.1-keyword-type", f"{key!r} on a node of type {types}")
     if "format" in node:

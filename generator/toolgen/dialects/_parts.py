@@ -64,15 +64,21 @@ def _ordered(name: str | None) -> tuple[bool, str]:
     return (name is not None, name or "")
 
 
-def cut(groups: dict[str | None, list[str]], weight: dict[str | None, int], fixed: int, limit: int) -> PartPlan:
+def cut(
+    groups: dict[str | None, list[str]], weight: dict[str | None, int], fixed: int, limit: int
+) -> PartPlan:
     """Cut `groups` (toolset -> its tool names) into parts of consecutive toolsets in sorted order
     (None first) whose `weight`s add up to at most ``limit - fixed`` each; one part when all fit."""
     order = sorted(groups, key=_ordered)
     capacity = limit - fixed
     over = tuple((name, weight[name]) for name in order if weight[name] > capacity)
     if sum(weight.values()) <= capacity or not groups:
-        return PartPlan(limit, fixed, (Part(tuple(order), tuple(n for g in order for n in groups[g]),
-                                            sum(weight.values())),), over)
+        return PartPlan(
+            limit,
+            fixed,
+            (Part(tuple(order), tuple(n for g in order for n in groups[g]), sum(weight.values())),),
+            over,
+        )
     parts: list[Part] = []
     names: list[str | None] = []
     held: list[str] = []
@@ -112,7 +118,9 @@ def plan_namespaces(tools: Sequence[Tool], limit: int) -> PartPlan:
     if limit < 2:
         raise ValueError(f"a limit of {limit} entries cannot carry tool_search and a namespace")
     loose = sum(1 for t in tools if t.policy.toolset is None)
-    eager_sets = {t.policy.toolset for t in tools if t.policy.toolset is not None and t.policy.loading != "deferred"}
+    eager_sets = {
+        t.policy.toolset for t in tools if t.policy.toolset is not None and t.policy.loading != "deferred"
+    }
     groups: dict[str | None, list[str]] = {}
     for tool in tools:
         if tool.policy.toolset is not None and tool.policy.toolset not in eager_sets:

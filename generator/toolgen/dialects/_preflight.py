@@ -25,15 +25,20 @@ from .anthropic import ANTHROPIC_MAX_SEARCH_TOOLS, ANTHROPIC_SEARCH_SOURCE
 #: F.2: the hard limit of a deferred Anthropic catalog (the tool-search tool counts as one of them)
 ANTHROPIC_SEARCH_LIMIT = Limit("max_search_tools", ANTHROPIC_MAX_SEARCH_TOOLS, ANTHROPIC_SEARCH_SOURCE)
 
-SPLIT_TOOLSET = ("split the toolset: give part of its intents (or an `include` group) another toolset, declared "
-                 "under `toolsets:`, so each part of the catalog holds fewer; or `exclude` operations agents do "
-                 "not need, or build without this catalog (`--emit`, or `emit:` in toolgen.yaml)")
-DEFER_MORE = ("defer more tools (`loading: deferred` on toolsets or intents): every part of the catalog repeats "
-              "the eager ones; or build without this catalog (`--emit`, or `emit:` in toolgen.yaml)")
+SPLIT_TOOLSET = (
+    "split the toolset: give part of its intents (or an `include` group) another toolset, declared "
+    "under `toolsets:`, so each part of the catalog holds fewer; or `exclude` operations agents do "
+    "not need, or build without this catalog (`--emit`, or `emit:` in toolgen.yaml)"
+)
+DEFER_MORE = (
+    "defer more tools (`loading: deferred` on toolsets or intents): every part of the catalog repeats "
+    "the eager ones; or build without this catalog (`--emit`, or `emit:` in toolgen.yaml)"
+)
 
 
-def preflight_problems(tools: Sequence[Tool], dialects: Collection[str], *,
-                       search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS) -> list[RequestProblem]:
+def preflight_problems(
+    tools: Sequence[Tool], dialects: Collection[str], *, search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS
+) -> list[RequestProblem]:
     """The hard per-request limits that the catalogs of `dialects` built from `tools` would exceed.
 
     Today: a request with tool search carries at most `search_limit` tools (F.2: 10,000), the
@@ -51,12 +56,18 @@ def preflight_problems(tools: Sequence[Tool], dialects: Collection[str], *,
         eager = plan.fixed - 1  # every part repeats the eager tools and the tool-search tool
         sent = plan.fixed + count
         fix = DEFER_MORE if plan.fixed + 1 > search_limit else SPLIT_TOOLSET
-        out.append(RequestProblem(
-            "anthropic", limit, sent,
-            f"{label} has {count:,} deferred tools; with the {eager:,} eager tools and the tool-search tool "
-            f"a request would carry {sent:,}, and one with tool search carries at most {search_limit:,} "
-            f"({limit.source}): the Anthropic catalog is split into parts by toolset, but no part can hold it",
-            fix, (toolset if toolset is not None else "(no toolset)",)))
+        out.append(
+            RequestProblem(
+                "anthropic",
+                limit,
+                sent,
+                f"{label} has {count:,} deferred tools; with the {eager:,} eager tools and the tool-search tool "
+                f"a request would carry {sent:,}, and one with tool search carries at most {search_limit:,} "
+                f"({limit.source}): the Anthropic catalog is split into parts by toolset, but no part can hold it",
+                fix,
+                (toolset if toolset is not None else "(no toolset)",),
+            )
+        )
     return out
 
 

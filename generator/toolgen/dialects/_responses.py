@@ -40,14 +40,20 @@ NAMESPACE_ADVISED_FUNCTIONS = 10
 PROGRAMMATIC_CALLERS: tuple[str, ...] = ("direct", "programmatic")
 
 
-def responses_function(chat_entry: dict[str, JSON], *, deferred: bool, programmatic: bool = False
-                       ) -> dict[str, JSON]:
+def responses_function(
+    chat_entry: dict[str, JSON], *, deferred: bool, programmatic: bool = False
+) -> dict[str, JSON]:
     """A Chat Completions function tool (``{"type": "function", "function": {...}}``) in the flat
     Responses shape, with ``defer_loading: true`` when `deferred` and ``allowed_callers: ["direct",
     "programmatic"]`` when `programmatic` (`toolgen.dialects._base.allows_code_callers`)."""
     fn = chat_entry["function"]
-    out: dict[str, JSON] = {"type": "function", "name": fn["name"], "description": fn.get("description", ""),
-                            "parameters": fn["parameters"], "strict": fn["strict"]}
+    out: dict[str, JSON] = {
+        "type": "function",
+        "name": fn["name"],
+        "description": fn.get("description", ""),
+        "parameters": fn["parameters"],
+        "strict": fn["strict"],
+    }
     if deferred:
         out["defer_loading"] = True
     if programmatic:
@@ -55,8 +61,9 @@ def responses_function(chat_entry: dict[str, JSON], *, deferred: bool, programma
     return out
 
 
-def responses_catalog(tools: Sequence[Tool], chat_entries: Sequence[dict[str, JSON]],
-                      toolsets: Sequence[Toolset]) -> list[dict[str, JSON]]:
+def responses_catalog(
+    tools: Sequence[Tool], chat_entries: Sequence[dict[str, JSON]], toolsets: Sequence[Toolset]
+) -> list[dict[str, JSON]]:
     """The Responses ``tools`` array: the functions of no toolset first (catalog order), then one
     namespace per toolset that has tools (by name), then ``tool_search`` when any function is deferred."""
     described = {t.name: t.description for t in toolsets}
@@ -73,9 +80,14 @@ def responses_catalog(tools: Sequence[Tool], chat_entries: Sequence[dict[str, JS
             grouped.setdefault(tool.policy.toolset, []).append(fn)
     out = list(loose)
     for name in sorted(grouped):
-        out.append({"type": "namespace", "name": name,
-                    "description": described.get(name) or f"Tools of the {name} toolset.",
-                    "tools": grouped[name]})
+        out.append(
+            {
+                "type": "namespace",
+                "name": name,
+                "description": described.get(name) or f"Tools of the {name} toolset.",
+                "tools": grouped[name],
+            }
+        )
     if any_deferred:
         out.append(dict(TOOL_SEARCH))
     return out
@@ -89,11 +101,16 @@ def responses_upfront(catalog: Sequence[dict[str, JSON]]) -> list[dict[str, JSON
     for entry in catalog:
         kind = entry.get("type")
         if kind == "function" and entry.get("defer_loading") is True:
-            seen.append({"type": "function", "name": entry.get("name"), "description": entry.get("description")})
+            seen.append(
+                {"type": "function", "name": entry.get("name"), "description": entry.get("description")}
+            )
         elif kind == "namespace":
             eager = [f for f in entry.get("tools") or [] if f.get("defer_loading") is not True]
-            head: dict[str, JSON] = {"type": "namespace", "name": entry.get("name"),
-                                     "description": entry.get("description")}
+            head: dict[str, JSON] = {
+                "type": "namespace",
+                "name": entry.get("name"),
+                "description": entry.get("description"),
+            }
             if eager:
                 head["tools"] = eager
             seen.append(head)
@@ -105,13 +122,19 @@ def responses_upfront(catalog: Sequence[dict[str, JSON]]) -> list[dict[str, JSON
 def namespace_advice(catalog: Sequence[dict[str, JSON]]) -> list[tuple[str, int]]:
     """Namespaces with `NAMESPACE_ADVISED_FUNCTIONS` functions or more (F.1 advises fewer), as
     ``(name, functions)``."""
-    return [(str(e.get("name")), len(e.get("tools") or [])) for e in catalog
-            if e.get("type") == "namespace" and len(e.get("tools") or []) >= NAMESPACE_ADVISED_FUNCTIONS]
+    return [
+        (str(e.get("name")), len(e.get("tools") or []))
+        for e in catalog
+        if e.get("type") == "namespace" and len(e.get("tools") or []) >= NAMESPACE_ADVISED_FUNCTIONS
+    ]
 
 
-def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | None = None,
-                            check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None
-                            ) -> list[Violation]:
+def check_responses_catalog(
+    catalog: list[dict[str, JSON]],
+    *,
+    max_tools: int | None = None,
+    check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None,
+) -> list[Violation]:
     """Check a Responses ``tools`` array (A.1, A.2, F.1).
 
     Top-level entries are functions, namespaces or ``tool_search``; `max_tools` caps the top-level
@@ -141,26 +164,44 @@ def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | 
             functions.append((where, entry))
             continue
         if kind != "namespace":
-            report.add(f"#{i}", where, "F.1-shape", "a top-level tool is a function, a namespace or tool_search")
+            report.add(
+                f"#{i}", where, "F.1-shape", "a top-level tool is a function, a namespace or tool_search"
+            )
             continue
         name = entry.get("name")
         label = name if isinstance(name, str) and name else f"#{i}"
         if not isinstance(name, str) or not TOOLSET_NAME_RE.fullmatch(name):
-            report.add(label, where + "/name", "F.1-namespace-name",
-                       f"namespace name {name!r} does not match {TOOLSET_NAME_RE.pattern}")
+            report.add(
+                label,
+                where + "/name",
+                "F.1-namespace-name",
+                f"namespace name {name!r} does not match {TOOLSET_NAME_RE.pattern}",
+            )
         if not isinstance(entry.get("description"), str) or not entry["description"].strip():
-            report.add(label, where + "/description", "F.1-namespace-description",
-                       "a namespace needs a description (the model reads it before it searches)")
+            report.add(
+                label,
+                where + "/description",
+                "F.1-namespace-description",
+                "a namespace needs a description (the model reads it before it searches)",
+            )
         if "defer_loading" in entry:
-            report.add(label, where + "/defer_loading", "F.1-namespace-defer",
-                       "defer_loading applies to the functions inside a namespace, not to the namespace")
+            report.add(
+                label,
+                where + "/defer_loading",
+                "F.1-namespace-defer",
+                "defer_loading applies to the functions inside a namespace, not to the namespace",
+            )
         inner = entry.get("tools")
         if not isinstance(inner, list) or not inner:
-            report.add(label, where + "/tools", "F.1-namespace-tools", "a namespace holds a non-empty list of tools")
+            report.add(
+                label, where + "/tools", "F.1-namespace-tools", "a namespace holds a non-empty list of tools"
+            )
             continue
         for j, fn in enumerate(inner):
             if not isinstance(fn, dict) or fn.get("type") != "function":
-                report.add(label, f"{where}/tools/{j}", "F.1-namespace-tools", "a namespace holds functions only")
+                report.add(
+                    label, f"{where}/tools/{j}", "F.1-namespace-tools", "a namespace holds functions only"
+                )
                 continue
             functions.append((f"{where}/tools/{j}", fn))
     chat: list[dict[str, JSON]] = []
@@ -168,17 +209,35 @@ def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | 
         name = fn.get("name")
         label = name if isinstance(name, str) else where
         if "defer_loading" in fn and not isinstance(fn["defer_loading"], bool):
-            report.add(label, where + "/defer_loading", "F.1-defer-loading", "defer_loading must be a boolean")
+            report.add(
+                label, where + "/defer_loading", "F.1-defer-loading", "defer_loading must be a boolean"
+            )
         deferred += fn.get("defer_loading") is True
         callers = fn.get("allowed_callers", list(PROGRAMMATIC_CALLERS))
-        if (not isinstance(callers, list) or not callers or len(set(map(str, callers))) != len(callers)
-                or not all(c in PROGRAMMATIC_CALLERS for c in callers)):
-            report.add(label, where + "/allowed_callers", "F.1-allowed-callers",
-                       "allowed_callers must be distinct values of [\"direct\", \"programmatic\"]")
+        if (
+            not isinstance(callers, list)
+            or not callers
+            or len(set(map(str, callers))) != len(callers)
+            or not all(c in PROGRAMMATIC_CALLERS for c in callers)
+        ):
+            report.add(
+                label,
+                where + "/allowed_callers",
+                "F.1-allowed-callers",
+                'allowed_callers must be distinct values of ["direct", "programmatic"]',
+            )
         if "function" in fn:
-            report.add(label, where, "A.1-responses-shape", "Responses functions are flat (no nested \"function\")")
-        chat.append({"type": "function", "function": {k: v for k, v in fn.items()
-                                                      if k not in ("type", "defer_loading", "allowed_callers")}})
+            report.add(
+                label, where, "A.1-responses-shape", 'Responses functions are flat (no nested "function")'
+            )
+        chat.append(
+            {
+                "type": "function",
+                "function": {
+                    k: v for k, v in fn.items() if k not in ("type", "defer_loading", "allowed_callers")
+                },
+            }
+        )
     for v in (check_chat or _check_chat)(chat):
         report.add(v.tool, v.pointer.replace("/function", "", 1), v.rule, v.message)
     if deferred and not searches:

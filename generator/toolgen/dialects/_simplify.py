@@ -30,16 +30,41 @@ from ._walk import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, child_nodes, 
 
 JSON = Any
 
-_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly",
-                          "$comment"})
+_ANNOTATIONS = frozenset(
+    {"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment"}
+)
 _FAMILY_KEYS: dict[str, frozenset[str]] = {
-    "string": frozenset({"minLength", "maxLength", "pattern", "format", "contentMediaType", "contentEncoding"}),
+    "string": frozenset(
+        {"minLength", "maxLength", "pattern", "format", "contentMediaType", "contentEncoding"}
+    ),
     "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
-    "array": frozenset({"items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains",
-                        "maxContains", "unevaluatedItems"}),
-    "object": frozenset({"properties", "required", "additionalProperties", "patternProperties", "minProperties",
-                         "maxProperties", "propertyNames", "dependentRequired", "dependentSchemas",
-                         "unevaluatedProperties"}),
+    "array": frozenset(
+        {
+            "items",
+            "prefixItems",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "contains",
+            "minContains",
+            "maxContains",
+            "unevaluatedItems",
+        }
+    ),
+    "object": frozenset(
+        {
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "minProperties",
+            "maxProperties",
+            "propertyNames",
+            "dependentRequired",
+            "dependentSchemas",
+            "unevaluatedProperties",
+        }
+    ),
 }
 _KEY_FAMILY = {key: family for family, keys in _FAMILY_KEYS.items() for key in keys}
 _LOCAL_DEF_REF = re.compile(r"^#/(\$defs|definitions)/[^/]+$")
@@ -57,8 +82,11 @@ def _def_refs_only(schema: JSON, memo: dict[int, tuple[Any, ...]] | None) -> boo
     """Whether every `$ref` in `schema` names a whole ``$defs``/``definitions`` entry; per subtree
     object once in a `toolgen.dialects._memo.shared_views` scope (`memo`)."""
     if memo is None:
-        return all(isinstance(node.get("$ref"), str) and bool(_LOCAL_DEF_REF.match(node["$ref"]))
-                   for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node)
+        return all(
+            isinstance(node.get("$ref"), str) and bool(_LOCAL_DEF_REF.match(node["$ref"]))
+            for node in iter_nodes(schema)
+            if isinstance(node, dict) and "$ref" in node
+        )
     if not isinstance(schema, dict):
         return True
     hit = memo.get(id(schema))
@@ -66,7 +94,8 @@ def _def_refs_only(schema: JSON, memo: dict[int, tuple[Any, ...]] | None) -> boo
         return bool(hit[1])
     ref = schema.get("$ref", _NO_REF)
     ok = (ref is _NO_REF or (isinstance(ref, str) and bool(_LOCAL_DEF_REF.match(ref)))) and all(
-        _def_refs_only(child, memo) for child in child_nodes(schema))
+        _def_refs_only(child, memo) for child in child_nodes(schema)
+    )
     memo[id(schema)] = (schema, ok)
     return ok
 
@@ -135,10 +164,14 @@ class _Simplifier:
             if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
                 children = {name: self.node(sub) for name, sub in value.items()}
                 if key == "properties":
-                    children = {name: ({k: v for k, v in sub.items() if k != "description"}
-                                       if isinstance(sub, dict) and repeats_name(str(name), sub.get("description"))
-                                       else sub)
-                                for name, sub in children.items()}
+                    children = {
+                        name: (
+                            {k: v for k, v in sub.items() if k != "description"}
+                            if isinstance(sub, dict) and repeats_name(str(name), sub.get("description"))
+                            else sub
+                        )
+                        for name, sub in children.items()
+                    }
                 if all(children[name] is sub for name, sub in value.items()):
                     children = value
                 out[key] = children
@@ -168,8 +201,12 @@ class _Simplifier:
         flat: list[JSON] = []
         spliced = False
         for branch in branches:
-            if isinstance(branch, dict) and set(branch) == {"anyOf"} and isinstance(branch["anyOf"], list) \
-                    and branch["anyOf"]:
+            if (
+                isinstance(branch, dict)
+                and set(branch) == {"anyOf"}
+                and isinstance(branch["anyOf"], list)
+                and branch["anyOf"]
+            ):
                 flat.extend(branch["anyOf"])
                 spliced = True
             else:

@@ -18,12 +18,27 @@ from ._memo import memo_table
 JSON = Any
 
 # Where subschemas live in a 2020-12 schema (applicator vocabulary).
-SCHEMA_MAP_KEYS: tuple[str, ...] = ("properties", "patternProperties", "$defs", "definitions",
-                                    "dependentSchemas")
+SCHEMA_MAP_KEYS: tuple[str, ...] = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+)
 SCHEMA_LIST_KEYS: tuple[str, ...] = ("allOf", "anyOf", "oneOf", "prefixItems")
-SCHEMA_KEYS: tuple[str, ...] = ("items", "additionalProperties", "not", "if", "then", "else", "contains",
-                                "propertyNames", "unevaluatedItems", "unevaluatedProperties",
-                                "contentSchema")
+SCHEMA_KEYS: tuple[str, ...] = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
 DEFS_KEYS: tuple[str, ...] = ("$defs", "definitions")
 MISSING: Any = object()
 
@@ -183,8 +198,11 @@ def _refs_in(schema: JSON) -> frozenset[str | None]:
             return _refs_memo(schema, memo)
         except RecursionError:  # nested past the stack: the flat walk below
             pass
-    return frozenset(node["$ref"] if isinstance(node["$ref"], str) else None
-                     for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node)
+    return frozenset(
+        node["$ref"] if isinstance(node["$ref"], str) else None
+        for node in iter_nodes(schema)
+        if isinstance(node, dict) and "$ref" in node
+    )
 
 
 _NO_REFS: frozenset[str | None] = frozenset()

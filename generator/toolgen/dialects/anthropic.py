@@ -46,10 +46,16 @@ ANTHROPIC_MAX_UNIONS = 16
 ANTHROPIC_MAX_STRICT_TOOLS = 20
 #: Per-request limits, each with its source (docs/provider-rules.md; `toolgen.dialects.limits`).
 LIMITS: tuple[Limit, ...] = (
-    Limit("max_name_length", 64, "B.1 / F.2: 64 characters in Claude clients, the mcp__<server>__ prefix included"),
+    Limit(
+        "max_name_length",
+        64,
+        "B.1 / F.2: 64 characters in Claude clients, the mcp__<server>__ prefix included",
+    ),
     Limit("max_strict_tools", ANTHROPIC_MAX_STRICT_TOOLS, "F.2: 20 strict tools per request"),
     Limit("max_optional_params", ANTHROPIC_MAX_OPTIONAL, "F.2: 24 optional parameters across strict schemas"),
-    Limit("max_union_params", ANTHROPIC_MAX_UNIONS, "F.2: 16 parameters with union types (anyOf, type arrays)"),
+    Limit(
+        "max_union_params", ANTHROPIC_MAX_UNIONS, "F.2: 16 parameters with union types (anyOf, type arrays)"
+    ),
 )
 #: F.2: the tool-search server tool sent with deferred tools (BM25 over names and descriptions; the regex
 #: variant is `tool_search_tool_regex_20251119`); at most 10,000 tools per request with tool search
@@ -60,16 +66,46 @@ TOOL_SEARCH_TYPE_RE = re.compile(r"^tool_search_tool_(regex|bm25)_[0-9]{8}$")
 CODE_EXECUTION_TYPE = "code_execution_20260120"
 PROGRAMMATIC_CALLERS: tuple[str, ...] = ("direct", CODE_EXECUTION_TYPE)
 ALLOWED_CALLERS: frozenset[str] = frozenset(
-    {"direct", "code_execution_20250825", "code_execution_20260120", "code_execution_20260521"})
+    {"direct", "code_execution_20250825", "code_execution_20260120", "code_execution_20260521"}
+)
 ANTHROPIC_MAX_SEARCH_TOOLS = 10_000
 ANTHROPIC_SEARCH_SOURCE = "F.2: at most 10,000 tools with tool search"
 #: F.2: keywords Anthropic strict schemas do not support (moved into the description of strict tools).
 ANTHROPIC_STRICT_UNSUPPORTED: frozenset[str] = frozenset(
-    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
-     "maxItems", "uniqueItems", "minProperties", "maxProperties", "propertyNames", "patternProperties",
-     "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "contains", "minContains",
-     "maxContains", "prefixItems", "unevaluatedItems", "unevaluatedProperties", "examples", "deprecated",
-     "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "oneOf"}
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "patternProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "contains",
+        "minContains",
+        "maxContains",
+        "prefixItems",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentMediaType",
+        "contentEncoding",
+        "oneOf",
+    }
 )
 
 
@@ -81,8 +117,12 @@ def _has_free_form(schema: JSON) -> list[str]:
 def _free_form_node(node: JSON) -> bool:
     if node is True or node == {}:
         return True
-    return (isinstance(node, dict) and is_object_schema(node) and "$ref" not in node
-            and (node.get("additionalProperties", MISSING) is not False or "patternProperties" in node))
+    return (
+        isinstance(node, dict)
+        and is_object_schema(node)
+        and "$ref" not in node
+        and (node.get("additionalProperties", MISSING) is not False or "patternProperties" in node)
+    )
 
 
 def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
@@ -137,16 +177,22 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
         warnings.append(f"free-form object or unconstrained value (#{ptr}): anthropic strict disabled")
     if optional > ANTHROPIC_MAX_OPTIONAL:
         strict = False
-        warnings.append(f"{optional} optional properties > {ANTHROPIC_MAX_OPTIONAL} (#): "
-                        "anthropic strict disabled")
+        warnings.append(
+            f"{optional} optional properties > {ANTHROPIC_MAX_OPTIONAL} (#): anthropic strict disabled"
+        )
     if unions > ANTHROPIC_MAX_UNIONS:
         strict = False
         warnings.append(f"{unions} union schemas > {ANTHROPIC_MAX_UNIONS} (#): anthropic strict disabled")
     return DialectSchema(out, tuple(light.notes), strict, tuple(warnings))
 
 
-def anthropic_tool(name: str, description: str, canonical_input: dict[str, JSON], *,
-                   input_schema: DialectSchema | None = None) -> dict[str, JSON]:
+def anthropic_tool(
+    name: str,
+    description: str,
+    canonical_input: dict[str, JSON],
+    *,
+    input_schema: DialectSchema | None = None,
+) -> dict[str, JSON]:
     """Anthropic Messages API tool (B.1): ``{"name", "description", "input_schema"}``.
 
     ``strict`` is decided over the whole catalog (`select_strict`: per-request budgets, B.2/F.2);
@@ -154,12 +200,15 @@ def anthropic_tool(name: str, description: str, canonical_input: dict[str, JSON]
     return {
         "name": name,
         "description": description,
-        "input_schema": (input_schema if input_schema is not None else anthropic_input_schema(canonical_input)).schema,
+        "input_schema": (
+            input_schema if input_schema is not None else anthropic_input_schema(canonical_input)
+        ).schema,
     }
 
 
-def check_anthropic_catalog(tools: list[dict[str, JSON]], *,
-                            max_search_tools: int = ANTHROPIC_MAX_SEARCH_TOOLS) -> list[Violation]:
+def check_anthropic_catalog(
+    tools: list[dict[str, JSON]], *, max_search_tools: int = ANTHROPIC_MAX_SEARCH_TOOLS
+) -> list[Violation]:
     """Check a Messages API catalog (B.1, B.2, E, F.2), as one request sends it.
 
     Every tool: `name` ``^[a-zA-Z0-9_-]{1,64}$`` and unique (B.1 "toolgen should"), `input_schema` an
@@ -239,13 +288,19 @@ def _check_tool(report: Report, i: int, tool: JSON) -> None:
             if not isinstance(node, dict):
                 continue
             if is_object_schema(node) and node.get("additionalProperties") is not False:
-                report.add(label, base + ptr, "B.2-additionalProperties",
-                           "strict objects need additionalProperties: false")
+                report.add(
+                    label,
+                    base + ptr,
+                    "B.2-additionalProperties",
+                    "strict objects need additionalProperties: false",
+                )
             if "format" in node and node["format"] not in ANTHROPIC_FORMATS:
                 report.add(label, base + ptr, "B.2-format", f"format {node['format']!r} not supported")
             for key in node:
                 if key in ANTHROPIC_STRICT_UNSUPPORTED or (key == "minItems" and node[key] not in (0, 1)):
-                    report.add(label, base + ptr, "F.2-keyword", f"{key!r} is not supported in strict schemas")
+                    report.add(
+                        label, base + ptr, "F.2-keyword", f"{key!r} is not supported in strict schemas"
+                    )
 
 
 def _check_callers(report: Report, label: str, tool: dict[str, JSON]) -> None:
@@ -253,10 +308,18 @@ def _check_callers(report: Report, label: str, tool: dict[str, JSON]) -> None:
     if "allowed_callers" not in tool:
         return
     callers = tool["allowed_callers"]
-    if (not isinstance(callers, list) or not callers or len(set(map(str, callers))) != len(callers)
-            or not all(isinstance(c, str) and c in ALLOWED_CALLERS for c in callers)):
-        report.add(label, "/allowed_callers", "F.2-allowed-callers",
-                   f"allowed_callers must be distinct values of {sorted(ALLOWED_CALLERS)}")
+    if (
+        not isinstance(callers, list)
+        or not callers
+        or len(set(map(str, callers))) != len(callers)
+        or not all(isinstance(c, str) and c in ALLOWED_CALLERS for c in callers)
+    ):
+        report.add(
+            label,
+            "/allowed_callers",
+            "F.2-allowed-callers",
+            f"allowed_callers must be distinct values of {sorted(ALLOWED_CALLERS)}",
+        )
 
 
 def _check_examples(report: Report, label: str, tool: dict[str, JSON], schema: JSON) -> None:
@@ -266,8 +329,12 @@ def _check_examples(report: Report, label: str, tool: dict[str, JSON], schema: J
         return
     examples = tool["input_examples"]
     if not isinstance(examples, list) or not 0 < len(examples) <= MAX_INPUT_EXAMPLES:
-        report.add(label, "/input_examples", "B.1-input-examples",
-                   f"input_examples must be a list of 1 to {MAX_INPUT_EXAMPLES} argument objects")
+        report.add(
+            label,
+            "/input_examples",
+            "B.1-input-examples",
+            f"input_examples must be a list of 1 to {MAX_INPUT_EXAMPLES} argument objects",
+        )
         return
     for i, example in enumerate(examples):
         problem = example_problem(example, schema, complete_only=False)
@@ -281,7 +348,9 @@ def _check_across(report: Report, tools: list[JSON], max_search_tools: int) -> N
     searches = sum(1 for t in entries if "type" in t and _is_search_tool(t))
     deferred = sum(1 for t in entries if "type" not in t and t.get("defer_loading") is True)
     if deferred and not searches:
-        report.add("", "", "F.2-tool-search", f"{deferred} tools have defer_loading but no tool-search tool is sent")
+        report.add(
+            "", "", "F.2-tool-search", f"{deferred} tools have defer_loading but no tool-search tool is sent"
+        )
     if searches > 1:
         report.add("", "", "F.2-tool-search", f"{searches} tool-search tools; send one")
     if searches and len(tools) > max_search_tools:
@@ -291,9 +360,11 @@ def _check_across(report: Report, tools: list[JSON], max_search_tools: int) -> N
     strict = [t for t in entries if t.get("strict") is True]
     optional = sum(strict_budget(t.get("input_schema"))[0] for t in strict)
     unions = sum(strict_budget(t.get("input_schema"))[1] for t in strict)
-    for actual, cap, what in ((len(strict), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
-                              (optional, ANTHROPIC_MAX_OPTIONAL, "optional parameters in strict tools"),
-                              (unions, ANTHROPIC_MAX_UNIONS, "union parameters in strict tools")):
+    for actual, cap, what in (
+        (len(strict), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
+        (optional, ANTHROPIC_MAX_OPTIONAL, "optional parameters in strict tools"),
+        (unions, ANTHROPIC_MAX_UNIONS, "union parameters in strict tools"),
+    ):
         if actual > cap:
             report.add("", "", "F.2-budget", f"{actual} {what} > {cap} per request")
 
@@ -312,9 +383,13 @@ def _check_search_tool(report: Report, label: str, tool: dict[str, JSON]) -> Non
         report.add(label, "/type", "F.2-server-tool", f"server tool type {kind!r} is not a tool-search tool")
         return
     if tool.get("name") != f"tool_search_tool_{match.group(1)}":
-        report.add(label, "/name", "F.2-server-tool", f"a {kind} tool is named tool_search_tool_{match.group(1)}")
+        report.add(
+            label, "/name", "F.2-server-tool", f"a {kind} tool is named tool_search_tool_{match.group(1)}"
+        )
     if tool.get("defer_loading") is True:
-        report.add(label, "/defer_loading", "F.2-tool-search", "the tool-search tool itself cannot be deferred")
+        report.add(
+            label, "/defer_loading", "F.2-tool-search", "the tool-search tool itself cannot be deferred"
+        )
 
 
 def deferred_catalog(entries: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
@@ -401,8 +476,9 @@ def strict_facts(entry: dict[str, JSON]) -> tuple[tuple[str, ...], int, int]:
     return (), optional, unions
 
 
-def select_strict(tools: list[Tool], entries: list[dict[str, JSON]], facts: list[Any] | None = None
-                  ) -> tuple[list[dict[str, JSON]], list[tuple[str, str]]]:
+def select_strict(
+    tools: list[Tool], entries: list[dict[str, JSON]], facts: list[Any] | None = None
+) -> tuple[list[dict[str, JSON]], list[tuple[str, str]]]:
     """B.2 / F.2: mark tools ``strict: true`` where the strict subset can express them, within one
     request's budgets (20 strict tools, 24 optional and 16 union parameters); record tools of
     destructive intents first, then other writes, then previews and reads (catalog order within a
@@ -411,9 +487,14 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]], facts: list
     makes it), and the decision says why. `facts`: `strict_facts` of each entry, if the caller has
     them (remembered); else computed here."""
     facts = facts if facts is not None else [strict_facts(e) for e in entries]
-    order = sorted(range(len(tools)), key=lambda i: (
-        0 if tools[i].policy.mode == "record" else 1 if tools[i].policy.mode == "preview" else 2,
-        _SELECT_ORDER.get(tools[i].policy.effect, 2), i))
+    order = sorted(
+        range(len(tools)),
+        key=lambda i: (
+            0 if tools[i].policy.mode == "record" else 1 if tools[i].policy.mode == "preview" else 2,
+            _SELECT_ORDER.get(tools[i].policy.effect, 2),
+            i,
+        ),
+    )
     out = [e if e.get("strict") is False else {**e, "strict": False} for e in entries]
     decisions: dict[int, str] = {}
     count = optional = unions = 0
@@ -425,11 +506,16 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]], facts: list
         if why:
             decisions[i] = "not strict: " + ", ".join(why) + " (outside the strict subset)"
             continue
-        if (count + 1 > ANTHROPIC_MAX_STRICT_TOOLS or optional + opt > ANTHROPIC_MAX_OPTIONAL
-                or unions + uni > ANTHROPIC_MAX_UNIONS):
-            decisions[i] = (f"not strict: over the per-request budget ({opt} optional, {uni} union parameters; "
-                            f"{ANTHROPIC_MAX_STRICT_TOOLS} tools / {ANTHROPIC_MAX_OPTIONAL} optional / "
-                            f"{ANTHROPIC_MAX_UNIONS} unions per request)")
+        if (
+            count + 1 > ANTHROPIC_MAX_STRICT_TOOLS
+            or optional + opt > ANTHROPIC_MAX_OPTIONAL
+            or unions + uni > ANTHROPIC_MAX_UNIONS
+        ):
+            decisions[i] = (
+                f"not strict: over the per-request budget ({opt} optional, {uni} union parameters; "
+                f"{ANTHROPIC_MAX_STRICT_TOOLS} tools / {ANTHROPIC_MAX_OPTIONAL} optional / "
+                f"{ANTHROPIC_MAX_UNIONS} unions per request)"
+            )
             continue
         count, optional, unions = count + 1, optional + opt, unions + uni
         out[i] = {**entries[i], "input_schema": strict_form(entries[i]["input_schema"]), "strict": True}
@@ -437,8 +523,9 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]], facts: list
     return out, [(tools[i].name, decisions[i]) for i in range(len(tools))]
 
 
-def _catalog_entry(tool: Tool, *, examples: bool = True
-                   ) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
+def _catalog_entry(
+    tool: Tool, *, examples: bool = True
+) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = anthropic_input_schema(tool.input_schema)
     entry = anthropic_tool(tool.name, tool.description, tool.input_schema, input_schema=input_schema)
     entry["strict"] = False  # until `select_strict` chooses it, within the catalog's budgets
@@ -478,7 +565,9 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_anthropic_catalog(tools)
 
 
-def _entry_without_examples(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
+def _entry_without_examples(
+    tool: Tool,
+) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     return _catalog_entry(tool, examples=False)
 
 
@@ -489,6 +578,19 @@ def _configure(options: DialectOptions) -> Dialect:
     return DIALECT
 
 
-DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check, None, LIMITS, select_strict, strict_facts,
-                  configure=_configure, title="Anthropic", checks_per_tool=True, check_tool=check_anthropic_tool,
-                  check_across=check_anthropic_across)
+DIALECT = Dialect(
+    "anthropic",
+    1,
+    _catalog_entry,
+    _entry_name,
+    _check,
+    None,
+    LIMITS,
+    select_strict,
+    strict_facts,
+    configure=_configure,
+    title="Anthropic",
+    checks_per_tool=True,
+    check_tool=check_anthropic_tool,
+    check_across=check_anthropic_across,
+)

@@ -59,8 +59,20 @@ GEMINI_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 GEMINI_PARAM_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 #: C.2: the `Schema` fields toolgen emits.
 GEMINI_KEYWORDS: frozenset[str] = frozenset(
-    {"type", "format", "description", "nullable", "items", "enum", "properties", "required", "minItems",
-     "maxItems", "minimum", "maximum"}
+    {
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "items",
+        "enum",
+        "properties",
+        "required",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+    }
 )
 GEMINI_TYPES: frozenset[str] = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT"})
 #: C.2 "format": the Gemini Developer API accepts only these.
@@ -88,15 +100,29 @@ class _GeminiView(_OpenAIStrict):
         tp = ref_target_pointer(self.doc, schema["$ref"])
         if tp is not None and tp in self.cyclic:
             target = resolve_pointer(self.doc, tp)
-            shown = {**(target if isinstance(target, dict) else {}),
-                     **{k: v for k, v in schema.items() if k != "$ref"}}
-            return self.as_json_string(shown, ptr, label, path, "recursive schema (no $ref in Gemini's subset)")
+            shown = {
+                **(target if isinstance(target, dict) else {}),
+                **{k: v for k, v in schema.items() if k != "$ref"},
+            }
+            return self.as_json_string(
+                shown, ptr, label, path, "recursive schema (no $ref in Gemini's subset)"
+            )
         return super().ref(schema, ptr, label, path, level)
 
-    def node(self, schema: JSON, ptr: str, label: str, *, is_root: bool = False,
-             path: tuple[str, ...] = (), level: int = 0) -> JSON:
+    def node(
+        self,
+        schema: JSON,
+        ptr: str,
+        label: str,
+        *,
+        is_root: bool = False,
+        path: tuple[str, ...] = (),
+        level: int = 0,
+    ) -> JSON:
         if isinstance(schema, dict) and not is_root and _is_union(schema):
-            return self.as_json_string(schema, ptr, label, path, "union of several types (no anyOf in Gemini's subset)")
+            return self.as_json_string(
+                schema, ptr, label, path, "union of several types (no anyOf in Gemini's subset)"
+            )
         out = super().node(schema, ptr, label, is_root=is_root, path=path, level=level)
         if not isinstance(out, dict):
             return out
@@ -253,15 +279,27 @@ def gemini_json_schema(canonical: dict[str, JSON]) -> DialectSchema:
     return DialectSchema(out if isinstance(out, dict) else {"type": "object"}, tuple(light.notes), False, ())
 
 
-def gemini_declaration(name: str, description: str, canonical_input: dict[str, JSON], *,
-                       json_schema: bool = False, view: DialectSchema | None = None) -> dict[str, JSON]:
+def gemini_declaration(
+    name: str,
+    description: str,
+    canonical_input: dict[str, JSON],
+    *,
+    json_schema: bool = False,
+    view: DialectSchema | None = None,
+) -> dict[str, JSON]:
     """A Gemini `FunctionDeclaration` (C.1): ``{name, description, parameters}``; with `json_schema`,
     ``parametersJsonSchema`` instead (C.3; the two are mutually exclusive)."""
     if json_schema:
-        return {"name": name, "description": description,
-                "parametersJsonSchema": (view or gemini_json_schema(canonical_input)).schema}
-    return {"name": name, "description": description,
-            "parameters": (view or gemini_parameters(canonical_input)).schema}
+        return {
+            "name": name,
+            "description": description,
+            "parametersJsonSchema": (view or gemini_json_schema(canonical_input)).schema,
+        }
+    return {
+        "name": name,
+        "description": description,
+        "parameters": (view or gemini_parameters(canonical_input)).schema,
+    }
 
 
 def check_gemini_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None = None) -> list[Violation]:
@@ -291,7 +329,9 @@ def check_gemini_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
         else:
             seen.add(name)
         if "parameters" in tool and "parametersJsonSchema" in tool:
-            report.add(label, "", "C.1-schema-fields", "parameters and parametersJsonSchema are mutually exclusive")
+            report.add(
+                label, "", "C.1-schema-fields", "parameters and parametersJsonSchema are mutually exclusive"
+            )
         if "parameters" in tool:
             params = tool["parameters"]
             if not isinstance(params, dict) or params.get("type") != "OBJECT":
@@ -324,7 +364,9 @@ def _check_subset(report: Report, tool: str, ptr: str, node: JSON) -> None:
             report.add(tool, f"{ptr}/{key}", "C.2-keyword", f"{key!r} is not a field of Gemini's Schema")
     kind = node.get("type")
     if kind not in GEMINI_TYPES:
-        report.add(tool, f"{ptr}/type", "C.2-type", f"type must be one of {sorted(GEMINI_TYPES)}, not {kind!r}")
+        report.add(
+            tool, f"{ptr}/type", "C.2-type", f"type must be one of {sorted(GEMINI_TYPES)}, not {kind!r}"
+        )
     if "enum" in node:
         values = node["enum"]
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
@@ -343,8 +385,12 @@ def _check_subset(report: Report, tool: str, ptr: str, node: JSON) -> None:
             props = {}
         for name, sub in props.items():
             if not GEMINI_PARAM_RE.fullmatch(name):
-                report.add(tool, f"{ptr}/properties/{name}", "C.1-param-name",
-                           f"parameter name {name!r} does not match {GEMINI_PARAM_RE.pattern}")
+                report.add(
+                    tool,
+                    f"{ptr}/properties/{name}",
+                    "C.1-param-name",
+                    f"parameter name {name!r} does not match {GEMINI_PARAM_RE.pattern}",
+                )
             _check_subset(report, tool, f"{ptr}/properties/{name}", sub)
         required = node.get("required", [])
         if not isinstance(required, list) or any(r not in props for r in required):
@@ -354,15 +400,22 @@ def _check_subset(report: Report, tool: str, ptr: str, node: JSON) -> None:
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     view = gemini_parameters(tool.input_schema)
     view = replace(view, schema=simplify_schema(view.schema, multi_type=False, structural=False))
-    return gemini_declaration(tool.name, tool.description, tool.input_schema, view=view), view.warnings, view.rewrites
+    return (
+        gemini_declaration(tool.name, tool.description, tool.input_schema, view=view),
+        view.warnings,
+        view.rewrites,
+    )
 
 
 def _json_schema_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     """The declaration with ``parametersJsonSchema`` (C.3): no reshaped arguments, so no rewrites."""
     view = gemini_json_schema(tool.input_schema)
     view = replace(view, schema=simplify_schema(view.schema, multi_type=False))
-    return gemini_declaration(tool.name, tool.description, tool.input_schema, json_schema=True, view=view), \
-        view.warnings, ()
+    return (
+        gemini_declaration(tool.name, tool.description, tool.input_schema, json_schema=True, view=view),
+        view.warnings,
+        (),
+    )
 
 
 def _configure(options: DialectOptions) -> Dialect:
@@ -380,6 +433,17 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_gemini_catalog(tools, max_tools=max_tools)
 
 
-DIALECT = Dialect("gemini", 3, _catalog_entry, _entry_name, _check, limit_value(LIMITS, "max_tools"), LIMITS,
-                  configure=_configure, title="Gemini", reshapes_arguments=True,
-                  checks_per_tool=True, extra_files=("gemini.interactions.json",))
+DIALECT = Dialect(
+    "gemini",
+    3,
+    _catalog_entry,
+    _entry_name,
+    _check,
+    limit_value(LIMITS, "max_tools"),
+    LIMITS,
+    configure=_configure,
+    title="Gemini",
+    reshapes_arguments=True,
+    checks_per_tool=True,
+    extra_files=("gemini.interactions.json",),
+)

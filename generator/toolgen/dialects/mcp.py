@@ -38,9 +38,25 @@ JSON = Any
 #: Formats defined by JSON Schema 2020-12 (validation vocabulary, section 7.3). MCP keeps these (D.1).
 JSON_SCHEMA_FORMATS: frozenset[str] = frozenset(
     {
-        "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
-        "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
-        "json-pointer", "relative-json-pointer", "regex",
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
     }
 )
 #: OpenAPI data-type formats that mean nothing to JSON Schema (dropped for MCP/Anthropic, D.1/B.2).
@@ -95,9 +111,12 @@ def mcp_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
     if isinstance(out, dict) and is_empty_params(out):
         out = {"type": "object", "additionalProperties": False}
     if not isinstance(out, dict) or types_of(out) != ["object"]:
-        return DialectSchema(out if isinstance(out, dict) else {}, tuple(notes), False,
-                             ("inputSchema root is not type object (#): invalid for MCP (D.1)",
-                              *ref_warnings(out, "mcp")))
+        return DialectSchema(
+            out if isinstance(out, dict) else {},
+            tuple(notes),
+            False,
+            ("inputSchema root is not type object (#): invalid for MCP (D.1)", *ref_warnings(out, "mcp")),
+        )
     return DialectSchema(out, tuple(notes), False, tuple(ref_warnings(out, "mcp")))
 
 
@@ -180,10 +199,13 @@ def mcp_tool(  # noqa: PLR0913
     if title:
         tool["title"] = title
     tool["description"] = description
-    tool["inputSchema"] = (input_schema if input_schema is not None else mcp_input_schema(canonical_input)).schema
+    tool["inputSchema"] = (
+        input_schema if input_schema is not None else mcp_input_schema(canonical_input)
+    ).schema
     if canonical_output is not None:
-        tool["outputSchema"] = (output_schema if output_schema is not None
-                                else mcp_output_schema(canonical_output)).schema
+        tool["outputSchema"] = (
+            output_schema if output_schema is not None else mcp_output_schema(canonical_output)
+        ).schema
     tool["annotations"] = {
         "readOnlyHint": bool(read_only),
         "destructiveHint": bool(destructive),
@@ -215,7 +237,10 @@ def check_mcp_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
         for key in ("title", "description"):
             if key in tool and not isinstance(tool[key], str):
                 report.add(label, f"/{key}", "D.1-fields", f"{key} must be a string")
-        for key, rule in (("inputSchema", "D.1-input-schema-object"), ("outputSchema", "D.1-output-schema-object")):
+        for key, rule in (
+            ("inputSchema", "D.1-input-schema-object"),
+            ("outputSchema", "D.1-output-schema-object"),
+        ):
             if key not in tool:
                 if key == "inputSchema":
                     report.add(label, "/inputSchema", rule, "inputSchema is required")
@@ -231,16 +256,24 @@ def check_mcp_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
             if summary.formats & OPENAPI_ONLY_FORMATS:
                 for ptr, node in iter_schemas(schema):
                     if isinstance(node, dict) and node.get("format") in OPENAPI_ONLY_FORMATS:
-                        report.add(label, base + ptr, "D.1-format",
-                                   f"OpenAPI-only format {node['format']!r} (move it to the description)")
+                        report.add(
+                            label,
+                            base + ptr,
+                            "D.1-format",
+                            f"OpenAPI-only format {node['format']!r} (move it to the description)",
+                        )
         ann = tool.get("annotations")
         if not isinstance(ann, dict):
             report.add(label, "/annotations", "D.1-annotations", "annotations must be an object")
         else:
             for hint in ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"):
                 if not isinstance(ann.get(hint), bool):
-                    report.add(label, f"/annotations/{hint}", "D.1-annotations",
-                               f"{hint} must be an explicit boolean")
+                    report.add(
+                        label,
+                        f"/annotations/{hint}",
+                        "D.1-annotations",
+                        f"{hint} must be an explicit boolean",
+                    )
             if "title" in ann and not isinstance(ann["title"], str):
                 report.add(label, "/annotations/title", "D.1-annotations", "title must be a string")
     check_names(report, names, "D.2")
@@ -251,7 +284,9 @@ def check_mcp_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
 #: (`preview_id`). The runtime's preview result (docs/generated-format.md, "Preview tools") always
 #: conforms to it; the other members are described there and in each preview's description.
 PREVIEW_OUTPUT_SCHEMA: dict[str, JSON] = {
-    "type": "object", "properties": {"preview_id": {"type": "string"}}, "required": ["preview_id"],
+    "type": "object",
+    "properties": {"preview_id": {"type": "string"}},
+    "required": ["preview_id"],
 }
 
 
@@ -262,11 +297,17 @@ def mcp_preview_output_schema() -> DialectSchema:
 
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = mcp_input_schema(tool.input_schema)
-    output_schema = (mcp_preview_output_schema() if tool.policy.mode == "preview"
-                     else mcp_output_schema(tool.output_schema))
+    output_schema = (
+        mcp_preview_output_schema()
+        if tool.policy.mode == "preview"
+        else mcp_output_schema(tool.output_schema)
+    )
     row = tool.policy
     entry = mcp_tool(
-        tool.name, tool.description, tool.input_schema, tool.output_schema,
+        tool.name,
+        tool.description,
+        tool.input_schema,
+        tool.output_schema,
         title=tool.title,
         read_only=row.mode != "record",
         destructive=row.mode == "record" and row.effect == "destructive",
@@ -288,7 +329,13 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
 
 #: Per-request limits, each with its source (docs/provider-rules.md; `toolgen.dialects.limits`).
 LIMITS: tuple[Limit, ...] = (
-    Limit("max_name_length", 64, "D.2 / F.2: clients enforce 64 characters, their prefix (mcp__<server>__) included"),
+    Limit(
+        "max_name_length",
+        64,
+        "D.2 / F.2: clients enforce 64 characters, their prefix (mcp__<server>__) included",
+    ),
 )
 
-DIALECT = Dialect("mcp", 2, _catalog_entry, _entry_name, _check, None, LIMITS, title="MCP", checks_per_tool=True)
+DIALECT = Dialect(
+    "mcp", 2, _catalog_entry, _entry_name, _check, None, LIMITS, title="MCP", checks_per_tool=True
+)

@@ -91,9 +91,19 @@ from ._walk import (
     types_of,
 )
 
-__all__ = ["LIMITS", "OPENAI_MAX_DEPTH", "OPENAI_MAX_TOOLS", "OPENAI_STRICT_FORMATS", "SchemaStats",
-           "check_openai_catalog", "openai_limit_problems", "openai_loose_parameters", "openai_parameters",
-           "openai_tool", "schema_stats"]
+__all__ = [
+    "LIMITS",
+    "OPENAI_MAX_DEPTH",
+    "OPENAI_MAX_TOOLS",
+    "OPENAI_STRICT_FORMATS",
+    "SchemaStats",
+    "check_openai_catalog",
+    "openai_limit_problems",
+    "openai_loose_parameters",
+    "openai_parameters",
+    "openai_tool",
+    "schema_stats",
+]
 
 JSON = Any
 
@@ -205,9 +215,13 @@ class _OpenAIStrict:
         self.record(path, "ref", "recursive schema", target="#" if tp == "" else self.def_names[tp])
         if not siblings:
             return {"$ref": out_ref}
-        moved = [(k, v) for k, v in siblings.items()
-                 if k not in ("description", "title", "nullable") and k not in SILENT_DROP
-                 and not k.startswith("x-")]
+        moved = [
+            (k, v)
+            for k, v in siblings.items()
+            if k not in ("description", "title", "nullable")
+            and k not in SILENT_DROP
+            and not k.startswith("x-")
+        ]
         self.note(label, moved)
         out: dict[str, JSON] = {}
         if isinstance(siblings.get("title"), str):
@@ -234,8 +248,9 @@ class _OpenAIStrict:
                 tp = ref_target_pointer(self.doc, part["$ref"])
                 if tp is None or tp in self.cyclic:
                     return None
-                part = self.merge_ref(resolve_pointer(self.doc, tp),
-                                      {k: v for k, v in part.items() if k != "$ref"})
+                part = self.merge_ref(
+                    resolve_pointer(self.doc, tp), {k: v for k, v in part.items() if k != "$ref"}
+                )
             if part is True or part == {}:
                 continue
             if not isinstance(part, dict):
@@ -280,9 +295,14 @@ class _OpenAIStrict:
         solid = [t for t in (types or []) if t != "null"]
         expect = solid[0] if len(solid) == 1 and solid[0] in ("object", "array") else "any"
         what = {"object": "a JSON object", "array": "a JSON array"}.get(expect, "a JSON value")
-        summary = {k: v for k, v in node.items()
-                   if k not in ("description", "title", "nullable") and k not in SILENT_DROP
-                   and not k.startswith("x-") and k not in DEFS_KEYS}
+        summary = {
+            k: v
+            for k, v in node.items()
+            if k not in ("description", "title", "nullable")
+            and k not in SILENT_DROP
+            and not k.startswith("x-")
+            and k not in DEFS_KEYS
+        }
         text = f"JSON-encoded: send {what} as a JSON text string"
         if summary and summary not in ({"type": "object"}, {"type": "object", "additionalProperties": True}):
             shape = json.dumps(summary, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -291,11 +311,17 @@ class _OpenAIStrict:
         out: dict[str, JSON] = {}
         if isinstance(node.get("title"), str):
             out["title"] = node["title"]
-        out["description"] = f"{desc.rstrip()} ({text})" if isinstance(desc, str) and desc.strip() else f"({text})"
+        out["description"] = (
+            f"{desc.rstrip()} ({text})" if isinstance(desc, str) and desc.strip() else f"({text})"
+        )
         nullable = (types is not None and "null" in types) or node.get("nullable") is True
         out["type"] = ["string", "null"] if nullable else "string"
-        lenient = ((types is not None and "string" in types) or "anyOf" in node or "oneOf" in node
-                   or any(step.startswith("|") for step in path))
+        lenient = (
+            (types is not None and "string" in types)
+            or "anyOf" in node
+            or "oneOf" in node
+            or any(step.startswith("|") for step in path)
+        )
         extra: dict[str, JSON] = {"expect": expect}
         if lenient:
             extra["lenient"] = True
@@ -305,16 +331,34 @@ class _OpenAIStrict:
         self.notes.append(f"{label or '(root)'}: JSON-encoded string ({reason})")
         return out
 
-    def map_entries(self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...],
-                    level: int) -> JSON:
+    def map_entries(
+        self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...], level: int
+    ) -> JSON:
         """A typed map (``additionalProperties: <schema>``) as an array of ``{key, value}`` entries."""
-        value = self.node(schema["additionalProperties"], f"{ptr}/additionalProperties",
-                          label_child(label, "additionalProperties"), path=(*path, MAP_VALUES_STEP),
-                          level=level + 2)
-        moved = [(k, v) for k, v in schema.items()
-                 if k not in ("type", "description", "title", "additionalProperties", "properties", "required",
-                              "nullable") and k not in SILENT_DROP and not k.startswith("x-")
-                 and k not in DEFS_KEYS]
+        value = self.node(
+            schema["additionalProperties"],
+            f"{ptr}/additionalProperties",
+            label_child(label, "additionalProperties"),
+            path=(*path, MAP_VALUES_STEP),
+            level=level + 2,
+        )
+        moved = [
+            (k, v)
+            for k, v in schema.items()
+            if k
+            not in (
+                "type",
+                "description",
+                "title",
+                "additionalProperties",
+                "properties",
+                "required",
+                "nullable",
+            )
+            and k not in SILENT_DROP
+            and not k.startswith("x-")
+            and k not in DEFS_KEYS
+        ]
         self.note(label, moved)
         text = describe(schema.get("description"), moved)
         hint = "(a map: one {key, value} entry per key, keys unique)"
@@ -324,9 +368,12 @@ class _OpenAIStrict:
         out["description"] = f"{text.rstrip()} {hint}" if text else hint
         types = types_of(schema) or []
         out["type"] = ["array", "null"] if "null" in types else "array"
-        out["items"] = {"type": "object",
-                        "properties": {"key": {"type": "string"}, "value": value},
-                        "required": ["key", "value"], "additionalProperties": False}
+        out["items"] = {
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "value": value},
+            "required": ["key", "value"],
+            "additionalProperties": False,
+        }
         self.record(path, "map_entries", "typed map (additionalProperties schema)")
         self.notes.append(f"{label or '(root)'}: map sent as [{{key, value}}] entries")
         return out
@@ -349,19 +396,38 @@ class _OpenAIStrict:
                 return "properties is not an object"
             ap = schema.get("additionalProperties", MISSING)
             solid = [t for t in types or [] if t != "null"]
-            if (isinstance(ap, dict) and ap and not props and "patternProperties" not in schema
-                    and solid == ["object"] and level + 2 <= OPENAI_MAX_DEPTH):
+            if (
+                isinstance(ap, dict)
+                and ap
+                and not props
+                and "patternProperties" not in schema
+                and solid == ["object"]
+                and level + 2 <= OPENAI_MAX_DEPTH
+            ):
                 return "map"
-            if ("patternProperties" in schema or (ap is not MISSING and ap is not False)
-                    or (ap is MISSING and props is None)):
+            if (
+                "patternProperties" in schema
+                or (ap is not MISSING and ap is not False)
+                or (ap is MISSING and props is None)
+            ):
                 return "free-form object"
             required = schema.get("required")
-            if isinstance(required, list) and any(isinstance(r, str) and r not in (props or {}) for r in required):
+            if isinstance(required, list) and any(
+                isinstance(r, str) and r not in (props or {}) for r in required
+            ):
                 return "required but undeclared properties"
         return None
 
-    def node(self, schema: JSON, ptr: str, label: str, *, is_root: bool = False,
-             path: tuple[str, ...] = (), level: int = 0) -> JSON:
+    def node(
+        self,
+        schema: JSON,
+        ptr: str,
+        label: str,
+        *,
+        is_root: bool = False,
+        path: tuple[str, ...] = (),
+        level: int = 0,
+    ) -> JSON:
         """Transform one canonical node (and its subtree) to the OpenAI strict subset. `path`: the
         argument path of the node (rewrite records); `level`: the nesting level of its parent."""
         if schema is True or (isinstance(schema, dict) and not schema):
@@ -401,9 +467,10 @@ class _OpenAIStrict:
         if is_array:
             parts["items"] = self.items_part(schema, ptr, label, path, my_level)
         if "allOf" in schema:  # could not merge (root only): keep for the non-strict tool
-            parts["allOf"] = [self.node(p, f"{ptr}/allOf/{i}", label_child(label, "allOf", i),
-                                        path=path, level=my_level)
-                              for i, p in enumerate(schema["allOf"])]
+            parts["allOf"] = [
+                self.node(p, f"{ptr}/allOf/{i}", label_child(label, "allOf", i), path=path, level=my_level)
+                for i, p in enumerate(schema["allOf"])
+            ]
         if moved:
             self.note(label, moved)
             text = describe(parts.get("description"), moved)
@@ -417,8 +484,15 @@ class _OpenAIStrict:
                 return self.as_json_string(schema, ptr, label, path, "value without a type")
         return out
 
-    def keyword_parts(self, schema: dict[str, JSON], types: list[str] | None, ptr: str, label: str,
-                      path: tuple[str, ...], level: int) -> tuple[dict[str, JSON], list[tuple[str, JSON]]]:
+    def keyword_parts(
+        self,
+        schema: dict[str, JSON],
+        types: list[str] | None,
+        ptr: str,
+        label: str,
+        path: tuple[str, ...],
+        level: int,
+    ) -> tuple[dict[str, JSON], list[tuple[str, JSON]]]:
         """The node's non-structural keywords: those strict mode carries (annotations, ``anyOf``
         from ``anyOf``/``oneOf`` with each branch transformed, ``enum`` without repeats, ``const``,
         A.2's formats on strings, F.1's keywords on their types), and those moved to the
@@ -432,12 +506,20 @@ class _OpenAIStrict:
                 parts[key] = value
             elif key in ("anyOf", "oneOf"):
                 if isinstance(value, list):
-                    parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i),
-                                                path=(*path, branch_step(i)), level=level)
-                                      for i, b in enumerate(value)]
+                    parts["anyOf"] = [
+                        self.node(
+                            b,
+                            f"{ptr}/{key}/{i}",
+                            label_child(label, key, i),
+                            path=(*path, branch_step(i)),
+                            level=level,
+                        )
+                        for i, b in enumerate(value)
+                    ]
             elif key == "enum":
-                parts["enum"] = dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
-                    else copy_json(value)
+                parts["enum"] = (
+                    dedupe([copy_json(v) for v in value]) if isinstance(value, list) else copy_json(value)
+                )
             elif key == "const":
                 parts["const"] = copy_json(value)
             elif carried(key, value, types):
@@ -446,19 +528,29 @@ class _OpenAIStrict:
                 moved.append((key, value))
         return parts, moved
 
-    def items_part(self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...],
-                   level: int) -> JSON:
+    def items_part(
+        self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...], level: int
+    ) -> JSON:
         """An array node's ``items``, transformed; ``{}`` (and strict blocked) without a single items
         schema, which only the root can have and the root is never an array."""
         items = schema.get("items", MISSING)
         if items is MISSING or isinstance(items, list):
             self.block(ptr, "array without a single items schema (A.2 Array keywords)")
             return {}
-        return self.node(items, f"{ptr}/items", label_child(label, "items"), path=(*path, ITEMS_STEP),
-                         level=level)
+        return self.node(
+            items, f"{ptr}/items", label_child(label, "items"), path=(*path, ITEMS_STEP), level=level
+        )
 
-    def object_parts(self, schema: dict[str, JSON], parts: dict[str, JSON], ptr: str, label: str,
-                     is_root: bool, path: tuple[str, ...], level: int) -> None:
+    def object_parts(
+        self,
+        schema: dict[str, JSON],
+        parts: dict[str, JSON],
+        ptr: str,
+        label: str,
+        is_root: bool,
+        path: tuple[str, ...],
+        level: int,
+    ) -> None:
         """A.2 "Every object" / "required" / "Optional fields"; A.1 objects carry `properties`.
         Nested free-form objects never get here (`must_rewrite`); a root that accepts extra
         arguments is closed: only the declared ones are offered."""
@@ -466,28 +558,40 @@ class _OpenAIStrict:
         if props is not None and not isinstance(props, dict):
             self.block(ptr, "properties is not an object")
             props = None
-        required = [r for r in schema.get("required", []) if isinstance(r, str)] \
-            if isinstance(schema.get("required"), list) else []
+        required = (
+            [r for r in schema.get("required", []) if isinstance(r, str)]
+            if isinstance(schema.get("required"), list)
+            else []
+        )
         out_props: dict[str, JSON] = {}
         for name, sub in (props or {}).items():
-            child = self.node(sub, f"{ptr}/properties/{escape_token(name)}",
-                              label_child(label, "properties", name), path=(*path, prop_step(name)),
-                              level=level)
+            child = self.node(
+                sub,
+                f"{ptr}/properties/{escape_token(name)}",
+                label_child(label, "properties", name),
+                path=(*path, prop_step(name)),
+                level=level,
+            )
             out_props[name] = child if name in required or not self.widen_optional else widen_null(child)
         undeclared = [r for r in required if r not in out_props]
         if undeclared:
             self.block(ptr, f"required but undeclared properties {undeclared}")
         parts["properties"] = out_props
-        parts["required"] = list(out_props) if self.widen_optional else [r for r in required if r in out_props]
+        parts["required"] = (
+            list(out_props) if self.widen_optional else [r for r in required if r in out_props]
+        )
         parts["additionalProperties"] = False
         ap = schema.get("additionalProperties", MISSING)
-        if is_root and (schema.get("patternProperties") is not None or (ap is not MISSING and ap is not False)):
+        if is_root and (
+            schema.get("patternProperties") is not None or (ap is not MISSING and ap is not False)
+        ):
             self.notes.append("(root): only the declared arguments are offered (additionalProperties closed)")
 
 
 #: keywords `_OpenAIStrict.node` transforms itself, not as plain keywords (`keyword_parts`)
-_STRUCTURAL = frozenset({"properties", "required", "additionalProperties", "patternProperties", "items",
-                         "allOf", "type"})
+_STRUCTURAL = frozenset(
+    {"properties", "required", "additionalProperties", "patternProperties", "items", "allOf", "type"}
+)
 
 
 def openai_parameters(canonical: dict[str, JSON]) -> DialectSchema:
@@ -511,8 +615,9 @@ def openai_parameters(canonical: dict[str, JSON]) -> DialectSchema:
     return _OpenAIStrict(canonical).run()
 
 
-def openai_tool(name: str, description: str, canonical_input: dict[str, JSON], *,
-                parameters: DialectSchema | None = None) -> dict[str, JSON]:
+def openai_tool(
+    name: str, description: str, canonical_input: dict[str, JSON], *, parameters: DialectSchema | None = None
+) -> dict[str, JSON]:
     """Chat Completions function tool (A.1): ``{"type": "function", "function": {name, description,
     parameters, strict}}``; `strict` is always explicit (A.1 "strict default") and False when
     `openai_parameters` found something strict mode cannot carry. `parameters`: the already computed
@@ -529,8 +634,9 @@ def openai_tool(name: str, description: str, canonical_input: dict[str, JSON], *
     }
 
 
-def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None = OPENAI_MAX_TOOLS
-                         ) -> list[Violation]:
+def check_openai_catalog(
+    tools: list[dict[str, JSON]], *, max_tools: int | None = OPENAI_MAX_TOOLS
+) -> list[Violation]:
     """Check a Chat Completions catalog (A.1, A.2, A.4, E).
 
     Every tool: shape ``{"type": "function", "function": {...}}``, explicit boolean `strict` (A.1
@@ -549,8 +655,11 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
         report.add("", "", "A.1-max-tools", f"{len(tools)} tools > {max_tools} per request")
     names: list[tuple[str, str, JSON]] = []
     for i, tool in enumerate(tools):
-        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(
-                tool.get("function"), dict):
+        if (
+            not isinstance(tool, dict)
+            or tool.get("type") != "function"
+            or not isinstance(tool.get("function"), dict)
+        ):
             report.add(f"#{i}", f"/{i}", "A.1-shape", 'tool must be {"type": "function", "function": {...}}')
             continue
         fn = tool["function"]
@@ -559,8 +668,12 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
         if "description" in fn and not isinstance(fn["description"], str):
             report.add(label, "/function/description", "A.1-shape", "description must be a string")
         if not isinstance(fn.get("strict"), bool):
-            report.add(label, "/function/strict", "A.1-strict-explicit",
-                       "strict must be sent explicitly as true or false")
+            report.add(
+                label,
+                "/function/strict",
+                "A.1-strict-explicit",
+                "strict must be sent explicitly as true or false",
+            )
         if "parameters" not in fn:
             continue  # A.1: omitted parameters = empty parameter list
         params = fn["parameters"]
@@ -592,8 +705,11 @@ def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[
     parameters = openai_parameters(tool.input_schema)
     if not parameters.rewrites:  # rewrite paths name anyOf branches by index: simplify only without them
         parameters = replace(parameters, schema=simplify_schema(parameters.schema, multi_type=False))
-    return (openai_tool(tool.name, tool.description, tool.input_schema, parameters=parameters),
-            parameters.warnings, parameters.rewrites)
+    return (
+        openai_tool(tool.name, tool.description, tool.input_schema, parameters=parameters),
+        parameters.warnings,
+        parameters.rewrites,
+    )
 
 
 def _entry_name(entry: dict[str, JSON]) -> str:
@@ -604,5 +720,16 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_openai_catalog(tools, max_tools=max_tools)
 
 
-DIALECT = Dialect("openai", 0, _catalog_entry, _entry_name, _check, OPENAI_MAX_TOOLS, LIMITS, title="OpenAI",
-                  extra_files=("openai.responses.json",), reshapes_arguments=True, checks_per_tool=True)
+DIALECT = Dialect(
+    "openai",
+    0,
+    _catalog_entry,
+    _entry_name,
+    _check,
+    OPENAI_MAX_TOOLS,
+    LIMITS,
+    title="OpenAI",
+    extra_files=("openai.responses.json",),
+    reshapes_arguments=True,
+    checks_per_tool=True,
+)

@@ -87,7 +87,9 @@ def content_pickle(value: Any) -> bytes:
     not contain itself."""
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=5)
-    pickler.fast = True  # no memo (deprecated for general use: it cannot write cycles, which JSON and the IR lack)
+    pickler.fast = (
+        True  # no memo (deprecated for general use: it cannot write cycles, which JSON and the IR lack)
+    )
     pickler.dump(value)
     return buffer.getvalue()
 
@@ -117,8 +119,9 @@ def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
     return b"".join(parts)
 
 
-def _stream(value: Any, indent: str, parts: list[bytes], levels: int, remember: Remember | None,
-            seen: _Seen) -> None:
+def _stream(
+    value: Any, indent: str, parts: list[bytes], levels: int, remember: Remember | None, seen: _Seen
+) -> None:
     """Append `value`'s indented JSON to `parts`, its outer `levels` container levels member by member;
     the objects of its lists through `remember`, when given. `seen`: see `_indented`."""
     kind = type(value)
@@ -140,8 +143,12 @@ def _stream(value: Any, indent: str, parts: list[bytes], levels: int, remember: 
     for i, item in enumerate(value):
         parts.append(((",\n" if i else "") + inner).encode("utf-8"))
         if remember is not None and type(item) is dict:
-            parts.append(remember(piece_key("json", inner, levels - 1, item),
-                                  partial(_encoded, item, inner, levels - 1, seen)))
+            parts.append(
+                remember(
+                    piece_key("json", inner, levels - 1, item),
+                    partial(_encoded, item, inner, levels - 1, seen),
+                )
+            )
         else:
             _stream(item, inner, parts, levels - 1, None, seen)
     parts.append(("\n" + indent + "]").encode("utf-8"))
@@ -203,10 +210,19 @@ def _container(value: Any, kind: type, indent: str, seen: _Seen) -> str:
         for key in value:
             if type(key) is not str:
                 raise _Unsupported
-        return ("{\n" + inner + (",\n" + inner).join(
-            [encode_basestring(k) + ": " + _indented(value[k], inner, seen) for k in sorted(value)])
-            + "\n" + indent + "}")
-    return "[\n" + inner + (",\n" + inner).join([_indented(v, inner, seen) for v in value]) + "\n" + indent + "]"
+        return (
+            "{\n"
+            + inner
+            + (",\n" + inner).join(
+                [encode_basestring(k) + ": " + _indented(value[k], inner, seen) for k in sorted(value)]
+            )
+            + "\n"
+            + indent
+            + "}"
+        )
+    return (
+        "[\n" + inner + (",\n" + inner).join([_indented(v, inner, seen) for v in value]) + "\n" + indent + "]"
+    )
 
 
 def compact_json(value: Any) -> str:

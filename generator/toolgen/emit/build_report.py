@@ -57,8 +57,13 @@ def _sizes(tool: dict[str, Any]) -> tuple[int, int]:
     return len(text.encode("utf-8")), count_tokens(text)
 
 
-def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagnostics: list[Diagnostic],
-                    remember: Remember = computed) -> str:
+def report_markdown(
+    ir: ApiIR,
+    catalogs: Catalogs,
+    sizes: list[ToolSize],
+    diagnostics: list[Diagnostic],
+    remember: Remember = computed,
+) -> str:
     """REPORT.md. `remember`: what `measure` remembers of a tool object (its compact JSON's bytes and
     o200k tokens), for the up-front views' entries that are not a catalog's tools (namespaces,
     tool-search tools, the entries of deferred views)."""
@@ -77,10 +82,14 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
         f"| operations covered by tools | {len(covered)} |",
         f"| operations skipped (see warnings) | {len(skipped)} |",
         f"| tools | {len(ir.tools)} |",
-        (f"| catalog tokens, o200k (openai / anthropic / mcp) | {total_tokens['openai']} / "
-         f"{total_tokens['anthropic']} / {total_tokens['mcp']} |"),
-        (f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
-         f"{total_bytes['mcp']} |"),
+        (
+            f"| catalog tokens, o200k (openai / anthropic / mcp) | {total_tokens['openai']} / "
+            f"{total_tokens['anthropic']} / {total_tokens['mcp']} |"
+        ),
+        (
+            f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
+            f"{total_bytes['mcp']} |"
+        ),
         f"| gemini catalog, o200k tokens / bytes | {total_tokens['gemini']} / {total_bytes['gemini']} |",
         "",
         *_upfront_lines(catalogs, sizes, remember),
@@ -90,15 +99,21 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
         "Sizes are of each tool's compact JSON; tokens use the o200k_base encoding.",
         "",
     ]
-    header = ["| tool | mode | effect | operation | openai tokens | anthropic tokens | mcp tokens | mcp bytes |",
-              "|---|---|---|---|---|---|---|---|"]
+    header = [
+        "| tool | mode | effect | operation | openai tokens | anthropic tokens | mcp tokens | mcp bytes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     by_size = {s.tool: s for s in sizes}
     if ir.toolsets:
         lines += toolsets_markdown(ir)
         for name, rows in grouped_rows(ir):
             heading = f"### Toolset {_code(name)}" if name is not None else "### Tools in no toolset"
             lines += ["", heading, "", *header]
-            lines += [_tool_line(r, by_size[r.tool]) for r in sorted(rows, key=lambda r: r.tool) if r.tool in by_size]
+            lines += [
+                _tool_line(r, by_size[r.tool])
+                for r in sorted(rows, key=lambda r: r.tool)
+                if r.tool in by_size
+            ]
     else:
         by_name = {t.name: t for t in ir.tools}
         lines += header
@@ -112,8 +127,10 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
     lines.append(f"Covered ({len(cov)}):")
     lines.append("")
     for op in cov:
-        lines.append(f"- {_code(op.method + ' ' + op.path)} ({_code(op.operation_id or '-')}) → "
-                     + ", ".join(_code(n) for n in sorted(tool_by_pointer.get(op.pointer, []))))
+        lines.append(
+            f"- {_code(op.method + ' ' + op.path)} ({_code(op.operation_id or '-')}) → "
+            + ", ".join(_code(n) for n in sorted(tool_by_pointer.get(op.pointer, [])))
+        )
     lines.append("")
     if rest:
         lines.append(f"<details><summary>Not covered ({len(rest)})</summary>")
@@ -147,9 +164,11 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
 
 def _tool_line(row: PolicyRow, size: ToolSize) -> str:
     deferred = " (deferred)" if row.loading == "deferred" else ""
-    return (f"| {_code(row.tool)}{deferred} | {row.mode} | {row.effect} | {operation_cell(row)} | "
-            f"{size.tokens.get('openai', 0)} | {size.tokens.get('anthropic', 0)} | {size.tokens.get('mcp', 0)} | "
-            f"{size.bytes.get('mcp', 0)} |")
+    return (
+        f"| {_code(row.tool)}{deferred} | {row.mode} | {row.effect} | {operation_cell(row)} | "
+        f"{size.tokens.get('openai', 0)} | {size.tokens.get('anthropic', 0)} | {size.tokens.get('mcp', 0)} | "
+        f"{size.bytes.get('mcp', 0)} |"
+    )
 
 
 def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize], remember: Remember = computed) -> list[str]:
@@ -163,21 +182,41 @@ def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize], remember: Remember
             size = by_tool.get(registry()[dialect].tool_name(tool))
             if size is not None and dialect in size.tokens:
                 counted[id(tool)] = size.tokens[dialect]
-    lines = ["## Up-front cost", "",
-             (f"What a model sees before it searches, in o200k tokens of compact JSON. {views.deferred} tools are "
-              "deferred (found by tool search, then loaded in full)." if views.deferred else
-              "No tool is deferred: every catalog is sent whole (mark tools or toolsets `loading: deferred` to "
-              "load them through tool search)."), "",
-             "| dialect | file | up front | entries | tokens |", "|---|---|---|---|---|"]
+    lines = [
+        "## Up-front cost",
+        "",
+        (
+            f"What a model sees before it searches, in o200k tokens of compact JSON. {views.deferred} tools are "
+            "deferred (found by tool search, then loaded in full)."
+            if views.deferred
+            else "No tool is deferred: every catalog is sent whole (mark tools or toolsets `loading: deferred` to "
+            "load them through tool search)."
+        ),
+        "",
+        "| dialect | file | up front | entries | tokens |",
+        "|---|---|---|---|---|",
+    ]
     for cost in upfront_costs(views, counted, partial(_tokens, remember)):
-        lines.append(f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |")
+        lines.append(
+            f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |"
+        )
     lines += _parts_lines(catalogs)
     # a split catalog's parts repeat the namespaces of eager functions: each is named once
-    large = list(dict.fromkeys(namespace_advice(
-        [e for catalog in views.catalogs_of("openai.responses").values() for e in catalog])))
+    large = list(
+        dict.fromkeys(
+            namespace_advice(
+                [e for catalog in views.catalogs_of("openai.responses").values() for e in catalog]
+            )
+        )
+    )
     if large:
-        lines += ["", (f"OpenAI advises fewer than {NAMESPACE_ADVISED_FUNCTIONS} functions per namespace (F.1); "
-                       "these toolsets have more: " + ", ".join(f"{_code(n)} ({k})" for n, k in large) + ".")]
+        lines += [
+            "",
+            (
+                f"OpenAI advises fewer than {NAMESPACE_ADVISED_FUNCTIONS} functions per namespace (F.1); "
+                "these toolsets have more: " + ", ".join(f"{_code(n)} ({k})" for n, k in large) + "."
+            ),
+        ]
     return [*lines, ""]
 
 
@@ -188,21 +227,34 @@ def _parts_lines(catalogs: Catalogs) -> list[str]:
         if not plan.split:
             continue
         if name == "anthropic":
-            why = (f"a request with tool search carries at most {plan.limit:,} tools ({_source(plan, 'F.2')}). "
-                   f"Each part is a whole request catalog: the {plan.fixed - 1} eager tools, the deferred tools of "
-                   "whole toolsets and the tool-search tool")
+            why = (
+                f"a request with tool search carries at most {plan.limit:,} tools ({_source(plan, 'F.2')}). "
+                f"Each part is a whole request catalog: the {plan.fixed - 1} eager tools, the deferred tools of "
+                "whole toolsets and the tool-search tool"
+            )
         else:
-            why = (f"a request carries at most {plan.limit:,} tools, a namespace counting as one "
-                   f"({_source(plan, 'A.1 / F.1')}). Each part is a whole request catalog: the {plan.fixed} entries "
-                   "every part repeats (functions of no toolset, namespaces with eager functions, `tool_search`) "
-                   "and whole namespaces of deferred functions")
-        lines += ["", (f"The {_code(name)} catalog is split into {len(plan.parts)} parts: {why}; send the part "
-                       f"holding the toolsets a conversation needs ({_code(f'{name}.parts.json')} indexes them, "
-                       f"`toolgen catalog --dialect {name} --toolset NAME` prints it)."), "",
-                  "| file | tools | toolsets |", "|---|---|---|"]
+            why = (
+                f"a request carries at most {plan.limit:,} tools, a namespace counting as one "
+                f"({_source(plan, 'A.1 / F.1')}). Each part is a whole request catalog: the {plan.fixed} entries "
+                "every part repeats (functions of no toolset, namespaces with eager functions, `tool_search`) "
+                "and whole namespaces of deferred functions"
+            )
+        lines += [
+            "",
+            (
+                f"The {_code(name)} catalog is split into {len(plan.parts)} parts: {why}; send the part "
+                f"holding the toolsets a conversation needs ({_code(f'{name}.parts.json')} indexes them, "
+                f"`toolgen catalog --dialect {name} --toolset NAME` prints it)."
+            ),
+            "",
+            "| file | tools | toolsets |",
+            "|---|---|---|",
+        ]
         for k, part in enumerate(plan.parts, 1):
             names = [_code(n) if n is not None else "(no toolset)" for n in part.toolsets]
-            shown = ", ".join(names) if len(names) <= 4 else f"{names[0]} … {names[-1]} ({len(names)} toolsets)"
+            shown = (
+                ", ".join(names) if len(names) <= 4 else f"{names[0]} … {names[-1]} ({len(names)} toolsets)"
+            )
             lines.append(f"| {_code(f'{name}.{k}.json')} | {plan.sent(part)} | {shown} |")
     return lines
 
@@ -222,17 +274,33 @@ def _strict_lines(catalogs: Catalogs, ir: ApiIR) -> list[str]:
         strict = sum(1 for t in tools["openai"] if t["function"].get("strict") is True)
         lines.append(f"OpenAI: {strict} of {len(tools['openai'])} tools strict.")
         lines += _non_strict_lines(ir, [t["function"] for t in tools["openai"]])
-    reshaped = {d.name: sum(1 for per in catalogs.rewrites.values()
-                            if any(r.get("kind") != "ref" for r in per.get(d.name, []))) for d in reshaping()}
-    lines.append("Arguments reshaped (undone by the runtime, see POLICY.md): "
-                 + ", ".join(f"{d} {n} tools" for d, n in reshaped.items()) + ".")
+    reshaped = {
+        d.name: sum(
+            1
+            for per in catalogs.rewrites.values()
+            if any(r.get("kind") != "ref" for r in per.get(d.name, []))
+        )
+        for d in reshaping()
+    }
+    lines.append(
+        "Arguments reshaped (undone by the runtime, see POLICY.md): "
+        + ", ".join(f"{d} {n} tools" for d, n in reshaped.items())
+        + "."
+    )
     decisions = catalogs.decisions.get("anthropic")
     if decisions:
         chosen = [t for t, d in decisions if d.startswith("strict")]
-        lines += ["", (f"Anthropic: {len(chosen)} of {len(decisions)} tools strict (one request carries at most 20 "
-                       "strict tools, 24 optional and 16 union parameters; records of destructive intents first, "
-                       "then other writes, previews, reads)."), "",
-                  "| tool | anthropic strict |", "|---|---|"]
+        lines += [
+            "",
+            (
+                f"Anthropic: {len(chosen)} of {len(decisions)} tools strict (one request carries at most 20 "
+                "strict tools, 24 optional and 16 union parameters; records of destructive intents first, "
+                "then other writes, previews, reads)."
+            ),
+            "",
+            "| tool | anthropic strict |",
+            "|---|---|",
+        ]
         lines += [f"| {_code(t)} | {_md(d)} |" for t, d in decisions]
     return [*lines, ""]
 
@@ -240,12 +308,19 @@ def _strict_lines(catalogs: Catalogs, ir: ApiIR) -> list[str]:
 def _non_strict_lines(ir: ApiIR, functions: list[dict[str, Any]]) -> list[str]:
     """The OpenAI tools sent non-strict, split by cause (nothing when every tool is strict)."""
     chosen = [t.name for t in ir.tools if not t.strict]
-    by_limit = [str(f.get("name")) for f in functions if f.get("strict") is not True and f.get("name") not in chosen]
+    by_limit = [
+        str(f.get("name")) for f in functions if f.get("strict") is not True and f.get("name") not in chosen
+    ]
     lines: list[str] = []
     if chosen:
-        lines.append("Not strict by the intent map's choice (`strict: false`; natural schema, no reshaped "
-                     "arguments; never strict in Anthropic either): " + ", ".join(_code(n) for n in chosen) + ".")
+        lines.append(
+            "Not strict by the intent map's choice (`strict: false`; natural schema, no reshaped "
+            "arguments; never strict in Anthropic either): " + ", ".join(_code(n) for n in chosen) + "."
+        )
     if by_limit:
-        lines.append("Not strict because of a provider limit (see the warnings): "
-                     + ", ".join(_code(n) for n in by_limit) + ".")
+        lines.append(
+            "Not strict because of a provider limit (see the warnings): "
+            + ", ".join(_code(n) for n in by_limit)
+            + "."
+        )
     return lines

@@ -46,10 +46,13 @@ class Catalogs:
         return self.tools
 
 
-def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None,
-                   options: DialectOptions | None = None,
-                   entry: Callable[[Dialect, Tool], Entry] | None = None,
-                   remember: Remember = computed) -> Catalogs:
+def build_catalogs(
+    ir: ApiIR,
+    progress: Callable[[int, int], None] | None = None,
+    options: DialectOptions | None = None,
+    entry: Callable[[Dialect, Tool], Entry] | None = None,
+    remember: Remember = computed,
+) -> Catalogs:
     """Each tool's view in each dialect is computed once and feeds both the tool object and the
     warnings. `progress(done, total)` is called after each tool, if given. `options`: the project's
     dialect choices (toolgen.yaml ``dialects:``; default: none). `entry(dialect, tool)` computes one
@@ -64,7 +67,9 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
             if progress is not None:
                 progress(done, len(ir.tools))
             for dialect in dialects:
-                made, warnings, rewrites = entry(dialect, tool) if entry is not None else dialect.catalog_entry(tool)
+                made, warnings, rewrites = (
+                    entry(dialect, tool) if entry is not None else dialect.catalog_entry(tool)
+                )
                 out.tools[dialect.name].append(made)
                 if rewrites:
                     out.rewrites.setdefault(tool.name, {})[dialect.name] = list(rewrites)
@@ -73,9 +78,16 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
         if dialect.select is not None:
             entries = out.tools[dialect.name]
             facts = _select_facts(dialect, entries, remember)
-            out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools), entries, facts)
-    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets, search_limit=options.anthropic_search_limit,
-                                  responses_limit=options.responses_limit)
+            out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(
+                list(ir.tools), entries, facts
+            )
+    out.deferred = deferred_views(
+        ir.tools,
+        out.tools,
+        ir.toolsets,
+        search_limit=options.anthropic_search_limit,
+        responses_limit=options.responses_limit,
+    )
     return out
 
 

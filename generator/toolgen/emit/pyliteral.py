@@ -69,8 +69,12 @@ def _render(value: Any, indent: int, width: int) -> str:
 
 def py_identifier(name: str) -> PyCode:
     """`name` if it is a plain, non-keyword identifier; ValueError otherwise."""
-    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name) or keyword.iskeyword(name) \
-            or keyword.issoftkeyword(name):
+    if (
+        not isinstance(name, str)
+        or not _IDENTIFIER.fullmatch(name)
+        or keyword.iskeyword(name)
+        or keyword.issoftkeyword(name)
+    ):
         raise ValueError(f"not a safe Python identifier: {name!r}")
     return PyCode(name)
 

@@ -109,8 +109,12 @@ _FORBID_DOUBLE = '\n    model_config = ConfigDict(\n        extra="forbid",\n   
 def warm_up() -> str:
     """A tiny `models.py` made end to end: datamodel-code-generator's first call costs 0.5 s of
     imports and set-up, black's 0.2 s; a worker pays them while it waits for its job."""
-    document = json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema",
-                           "$defs": {"WarmArgs": {"type": "object", "properties": {"x": {"type": "string"}}}}})
+    document = json.dumps(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": {"WarmArgs": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        }
+    )
     return black_by_class(_generate(document))
 
 
@@ -204,11 +208,16 @@ def _check_model_names(source: str, plan: ModelsPlan) -> None:
     aliases = dict(plan.aliases)
     clash = sorted(set(classes) & set(aliases))
     missing = sorted(set(plan.names.values()) - set(classes) - set(aliases))
-    wrong = sorted(name for name in {aliases.get(n, n) for n in plan.names.values()}
-                   if name in classes and not _is_model_class(classes[name]))
+    wrong = sorted(
+        name
+        for name in {aliases.get(n, n) for n in plan.names.values()}
+        if name in classes and not _is_model_class(classes[name])
+    )
     if clash or missing or wrong:
-        raise RuntimeError(f"models.py lacks the argument models {missing[:5]}, defines aliases {clash[:5]} "
-                           f"as classes or gives their names to other classes {wrong[:5]} (a toolgen bug)")
+        raise RuntimeError(
+            f"models.py lacks the argument models {missing[:5]}, defines aliases {clash[:5]} "
+            f"as classes or gives their names to other classes {wrong[:5]} (a toolgen bug)"
+        )
 
 
 def _is_model_class(node: Any) -> bool:
@@ -246,7 +255,7 @@ def _rewrite_refs(node: Any, prefix: str, suffix: str = "", rename: dict[str, st
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
-                name = value[len("#/$defs/"):]
+                name = value[len("#/$defs/") :]
                 out[key] = "#/$defs/" + prefix + (rename.get(name, name) if rename else name) + suffix
             elif key in ("enum", "const"):
                 out[key] = value
@@ -403,7 +412,7 @@ def _generate(document: str) -> str:
             disable_timestamp=True,
             class_name="ToolArgumentsIndex",
             custom_file_header='"""Typed argument models of the generated tools (datamodel-code-generator). '
-                               'Do not edit."""',
+            'Do not edit."""',
             # no formatter here: black runs once, in `format_piece`, with toolgen's own settings
             # (datamodel-code-generator's black would read a pyproject.toml found from the working
             # directory, so the output would depend on where toolgen runs)
@@ -426,8 +435,6 @@ def _black(source: str) -> str:
     import black
 
     return black.format_str(source, mode=_mode())
-
-
 
 
 def black_by_class(source: str) -> str:
@@ -461,8 +468,10 @@ def class_pieces(source: str) -> list[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return [source]
-    if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_stub_body(node.body)
-           for node in ast.walk(tree)):
+    if any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_stub_body(node.body)
+        for node in ast.walk(tree)
+    ):
         return [source]
     starts = []
     for node in tree.body:
@@ -475,15 +484,19 @@ def class_pieces(source: str) -> list[str]:
     cuts = [*sorted({0, *starts}), len(lines)]
     # without the blank lines that end a piece (black drops them, so the result is the same), a
     # piece black leaves unchanged is formatted in one pass instead of two
-    pieces = [source[offsets[a]:offsets[b]] for a, b in pairwise(cuts) if a < b]
+    pieces = [source[offsets[a] : offsets[b]] for a, b in pairwise(cuts) if a < b]
     return [piece.rstrip("\n") + "\n" if piece.strip() else piece for piece in pieces]
 
 
 def _is_stub_body(body: list[Any]) -> bool:
     import ast
 
-    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
         and body[0].value.value is Ellipsis
+    )
 
 
 def join_pieces(formatted: list[str]) -> str:

@@ -32,9 +32,15 @@ from ..search.vector_index import SEMANTIC_BACKENDS, SEMANTIC_FORMAT, Embedder, 
 from . import piece_key
 
 
-def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, Any]],
-                searchable: Sequence[str], remember: Remember | None = None, *,
-                semantic: str | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
+def search_json(
+    policy: Mapping[str, Any],
+    mcp_catalog: Sequence[Mapping[str, Any]],
+    searchable: Sequence[str],
+    remember: Remember | None = None,
+    *,
+    semantic: str | None = None,
+    embedder: Embedder | None = None,
+) -> dict[str, Any]:
     """The ``search.json`` value (deterministic: documents in intent order, keys sorted on output).
     `remember`: as `toolgen.search.text_index.search_documents` takes it (the build cache).
 
@@ -49,8 +55,10 @@ def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, An
     value: dict[str, Any] = {
         "format": SEARCH_FORMAT,
         "engine": "sqlite-fts5 bm25, tokenize='porter unicode61'",
-        "tables": {table: {"columns": {c: w for c, w in columns}, "weight": weight}
-                   for table, (columns, weight) in TABLES.items()},
+        "tables": {
+            table: {"columns": {c: w for c, w in columns}, "weight": weight}
+            for table, (columns, weight) in TABLES.items()
+        },
         "search_tool": mcp_search_tool(list(searchable)),
         "documents": documents,
     }

@@ -50,29 +50,35 @@ def server_json(ir: ApiIR, listing: RegistryListing) -> dict[str, Any]:
     if title:
         doc["title"] = title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "\u2026"
     if listing.url:
-        doc["remotes"] = [{
-            "type": "streamable-http",
-            "url": listing.url,
-            "headers": [{
-                "name": "Authorization",
-                "description": "Bearer <token>: a token of the server's tokens file; its caller sees and calls "
-                               "only the tools its scopes allow.",
-                "isRequired": True,
-                "isSecret": True,
-            }],
-        }]
+        doc["remotes"] = [
+            {
+                "type": "streamable-http",
+                "url": listing.url,
+                "headers": [
+                    {
+                        "name": "Authorization",
+                        "description": "Bearer <token>: a token of the server's tokens file; its caller sees and calls "
+                        "only the tools its scopes allow.",
+                        "isRequired": True,
+                        "isSecret": True,
+                    }
+                ],
+            }
+        ]
     if listing.repository:
         host = (urlsplit(listing.repository).hostname or "").lower()
         source = host.removeprefix("www.").split(".")[0] or "git"
         doc["repository"] = {"url": listing.repository, "source": source}
     if listing.website:
         doc["websiteUrl"] = listing.website
-    doc["_meta"] = {PUBLISHER_META: {
-        "tool": "toolgen",
-        "tools": len(ir.tools),
-        "approval_gated_tools": gated,
-        "toolsets": sorted(t.name for t in ir.toolsets),
-    }}
+    doc["_meta"] = {
+        PUBLISHER_META: {
+            "tool": "toolgen",
+            "tools": len(ir.tools),
+            "approval_gated_tools": gated,
+            "toolsets": sorted(t.name for t in ir.toolsets),
+        }
+    }
     return doc
 
 
@@ -80,7 +86,12 @@ def _description(ir: ApiIR, gated: int) -> str:
     """``"<title>: N tools (M approval-gated), enforced at run time"``, shortened to fit 100 characters."""
     counts = f"{len(ir.tools)} tools" + (f" ({gated} approval-gated)" if gated else "")
     title = (ir.title or ir.name).strip()
-    for text in (f"{title}: {counts}, enforced at run time", f"{title}: {counts}", f"{ir.name}: {counts}", counts):
+    for text in (
+        f"{title}: {counts}, enforced at run time",
+        f"{title}: {counts}",
+        f"{ir.name}: {counts}",
+        counts,
+    ):
         if 0 < len(text) <= MAX_DESCRIPTION:
             return text
     return counts[:MAX_DESCRIPTION]
@@ -105,5 +116,7 @@ def server_json_problems(doc: Any) -> list[str]:
     import jsonschema
 
     validator = jsonschema.Draft7Validator(registry_schema())
-    return [("/" + "/".join(str(p) for p in e.absolute_path)) + f": {e.message}"
-            for e in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])]
+    return [
+        ("/" + "/".join(str(p) for p in e.absolute_path)) + f": {e.message}"
+        for e in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    ]

@@ -29,8 +29,11 @@ class UpfrontCost:
     tokens: int
 
 
-def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None,
-                  tokens: Callable[[dict[str, Any]], int] | None = None) -> list[UpfrontCost]:
+def upfront_costs(
+    views: DeferredViews,
+    counted: Mapping[int, int] | None = None,
+    tokens: Callable[[dict[str, Any]], int] | None = None,
+) -> list[UpfrontCost]:
     """The up-front cost of every view `views` has (see the module docstring). `counted`: tokens
     already counted, by ``id()`` of the entry object (a catalog's tools, measured once per build);
     every other entry is counted here, by `tokens` (default: the o200k tokens of its compact JSON;
@@ -48,7 +51,15 @@ def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None
         parts = views.parts.get(name)
         if parts is not None and parts.split:  # every part of a split catalog repeats what is up front
             file = f"{name}.1.json … {name}.{len(parts.parts)}.json"
-        out.append(UpfrontCost(view, file, note, len(entries), sum(known[id(e)] if id(e) in known else tokens(e) for e in entries)))
+        out.append(
+            UpfrontCost(
+                view,
+                file,
+                note,
+                len(entries),
+                sum(known[id(e)] if id(e) in known else tokens(e) for e in entries),
+            )
+        )
     return out
 
 

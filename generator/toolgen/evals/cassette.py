@@ -39,10 +39,19 @@ class RecordingTransport(httpx.BaseTransport):
         body = response.read()
         response.close()
         content_type = response.headers.get("content-type", "application/json")
-        self.exchanges.append({"request": recorded, "response": {
-            "status": response.status_code, "content_type": content_type, "body": body.decode("utf-8", "replace")}})
-        return httpx.Response(response.status_code, headers={"content-type": content_type}, content=body,
-                              request=request)
+        self.exchanges.append(
+            {
+                "request": recorded,
+                "response": {
+                    "status": response.status_code,
+                    "content_type": content_type,
+                    "body": body.decode("utf-8", "replace"),
+                },
+            }
+        )
+        return httpx.Response(
+            response.status_code, headers={"content-type": content_type}, content=body, request=request
+        )
 
     def close(self) -> None:
         self.inner.close()
@@ -59,17 +68,25 @@ class ReplayTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         sent = _request_json(request)
         if self.position >= len(self.exchanges):
-            self.mismatch = f"exchange {self.position + 1}: no recorded exchange left for {sent['method']} {sent['path']}"
+            self.mismatch = (
+                f"exchange {self.position + 1}: no recorded exchange left for {sent['method']} {sent['path']}"
+            )
             raise ReplayMismatch(self.mismatch)
         recorded = self.exchanges[self.position]
         for key in ("method", "path", "body"):
             if recorded["request"][key] != sent[key]:
-                self.mismatch = f"exchange {self.position + 1}: the request's {key} differs from the recording"
+                self.mismatch = (
+                    f"exchange {self.position + 1}: the request's {key} differs from the recording"
+                )
                 raise ReplayMismatch(self.mismatch)
         self.position += 1
         response = recorded["response"]
-        return httpx.Response(int(response["status"]), headers={"content-type": response["content_type"]},
-                              content=str(response["body"]).encode("utf-8"), request=request)
+        return httpx.Response(
+            int(response["status"]),
+            headers={"content-type": response["content_type"]},
+            content=str(response["body"]).encode("utf-8"),
+            request=request,
+        )
 
     @property
     def finished(self) -> bool:

@@ -53,8 +53,9 @@ class ClientCatalog:
         return tuple(added)
 
 
-def client_catalog(package: Path, file: str, search_entry: Callable[[Sequence[str]], dict[str, JSON]]
-                   ) -> ClientCatalog:
+def client_catalog(
+    package: Path, file: str, search_entry: Callable[[Sequence[str]], dict[str, JSON]]
+) -> ClientCatalog:
     """The `ClientCatalog` of `package` for catalog `file` (see the module docstring). Raises
     `OSError` / `ValueError` when ``policy.json`` or `file` cannot be read as JSON."""
     entries: list[dict[str, JSON]] = json.loads((package / file).read_text(encoding="utf-8"))

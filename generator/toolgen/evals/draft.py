@@ -57,30 +57,86 @@ def draft_tasks(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]],
     for intent in intents:
         for n in range(POSITIVES):
             prompt, constraints = _prompt(intent, n)
-            tasks.append(_task(api, f"{intent.name}/positive/{n + 1}", intent.name, "positive", prompt,
-                               intent.entry, constraints))
+            tasks.append(
+                _task(
+                    api,
+                    f"{intent.name}/positive/{n + 1}",
+                    intent.name,
+                    "positive",
+                    prompt,
+                    intent.entry,
+                    constraints,
+                )
+            )
         neighbour = _neighbour(intent, intents)
         if neighbour is not None:
             prompt, constraints = _prompt(by_name[neighbour], 0)
-            tasks.append(_task(api, f"{intent.name}/near_neighbour", intent.name, "near_neighbour", prompt,
-                               by_name[neighbour].entry, constraints))
+            tasks.append(
+                _task(
+                    api,
+                    f"{intent.name}/near_neighbour",
+                    intent.name,
+                    "near_neighbour",
+                    prompt,
+                    by_name[neighbour].entry,
+                    constraints,
+                )
+            )
         other = f" and {neighbour.replace('_', ' ')}" if neighbour else ""
-        tasks.append(_task(api, f"{intent.name}/no_tool", intent.name, "no_tool",
-                           f"Without looking anything up or changing anything: in one sentence, what is the "
-                           f"difference between {_human(intent.name)}{other} in general?", None, ()))
+        tasks.append(
+            _task(
+                api,
+                f"{intent.name}/no_tool",
+                intent.name,
+                "no_tool",
+                f"Without looking anything up or changing anything: in one sentence, what is the "
+                f"difference between {_human(intent.name)}{other} in general?",
+                None,
+                (),
+            )
+        )
         tasks.append(_read_only(api, intent, intents))
         if intent.previewed:
             prompt, constraints = _prompt(intent, 1)
-            tasks.append(_task(api, f"{intent.name}/multi_step", intent.name, "multi_step",
-                               f"{prompt} Show me the preview first; once I approve it, go ahead.",
-                               intent.entry, constraints, writes=1, approve=True))
+            tasks.append(
+                _task(
+                    api,
+                    f"{intent.name}/multi_step",
+                    intent.name,
+                    "multi_step",
+                    f"{prompt} Show me the preview first; once I approve it, go ahead.",
+                    intent.entry,
+                    constraints,
+                    writes=1,
+                    approve=True,
+                )
+            )
     return TaskFile(api=api, package=package, tasks=tuple(tasks))
 
 
-def _task(api: str, task_id: str, tool: str, kind: Any, prompt: str, expect: str | None,  # noqa: PLR0913
-          constraints: Sequence[Constraint], *, writes: int = 0, approve: bool = False) -> Task:
-    return Task(id=task_id, tool=tool, kind=kind, prompt=prompt, expect_tool=expect,
-                constraints=tuple(constraints), writes=writes, approve=approve, split=split_for(api, task_id))
+def _task(  # noqa: PLR0913
+    api: str,
+    task_id: str,
+    tool: str,
+    kind: Any,
+    prompt: str,
+    expect: str | None,
+    constraints: Sequence[Constraint],
+    *,
+    writes: int = 0,
+    approve: bool = False,
+) -> Task:
+    return Task(
+        id=task_id,
+        tool=tool,
+        kind=kind,
+        prompt=prompt,
+        expect_tool=expect,
+        constraints=tuple(constraints),
+        writes=writes,
+        approve=approve,
+        split=split_for(api, task_id),
+    )
 
 
 def _intents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]]) -> list[_Intent]:
@@ -99,11 +155,18 @@ def _intents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]]) ->
         description = str(entries.get(str(described["tool"]), {}).get("description", ""))
         idem = (described.get("idempotency") or {}).get("arg")
         skip = frozenset(k for k in ("preview_id", idem) if isinstance(k, str))
-        out.append(_Intent(
-            name=name, entry=entry, write="record" in group, previewed="preview" in group,
-            path=tuple(p for p in str((first.get("operation") or {}).get("path", "")).split("/") if p),
-            sentence=_sentence(description, name),
-            schema=entries.get(entry, {}).get("inputSchema") or {}, skip=skip))
+        out.append(
+            _Intent(
+                name=name,
+                entry=entry,
+                write="record" in group,
+                previewed="preview" in group,
+                path=tuple(p for p in str((first.get("operation") or {}).get("path", "")).split("/") if p),
+                sentence=_sentence(description, name),
+                schema=entries.get(entry, {}).get("inputSchema") or {},
+                skip=skip,
+            )
+        )
     return out
 
 
@@ -166,8 +229,9 @@ def _arguments(intent: _Intent, n: int) -> list[tuple[str, Any]]:
 def _prompt(intent: _Intent, n: int) -> tuple[str, list[Constraint]]:
     args = _arguments(intent, n)
     phrase = ", ".join(f"{_human(k)} {v if not isinstance(v, bool) else str(v).lower()}" for k, v in args)
-    constraints = [Constraint(f"/{k}", "contains" if isinstance(v, str) and " " in v else "equals", v)
-                   for k, v in args]
+    constraints = [
+        Constraint(f"/{k}", "contains" if isinstance(v, str) and " " in v else "equals", v) for k, v in args
+    ]
     s, h = intent.sentence, _human(intent.name)
     with_args = f" for {phrase}" if phrase else ""
     templates = (
@@ -201,17 +265,33 @@ def _read_only(api: str, intent: _Intent, intents: Sequence[_Intent]) -> Task:
     task_id = f"{intent.name}/read_only"
     if not intent.write:
         prompt, constraints = _prompt(intent, 2)
-        return _task(api, task_id, intent.name, "read_only", f"Just look, do not change anything: {prompt}",
-                     intent.entry, constraints)
+        return _task(
+            api,
+            task_id,
+            intent.name,
+            "read_only",
+            f"Just look, do not change anything: {prompt}",
+            intent.entry,
+            constraints,
+        )
     reads = [o for o in intents if not o.write]
     if not reads:
-        return _task(api, task_id, intent.name, "read_only",
-                     f"Do not change anything: only tell me what {_human(intent.name)} would do.", None, ())
+        return _task(
+            api,
+            task_id,
+            intent.name,
+            "read_only",
+            f"Do not change anything: only tell me what {_human(intent.name)} would do.",
+            None,
+            (),
+        )
     read = max(reads, key=lambda o: (_closeness(intent, o), [-ord(c) for c in o.name]))
     mine = dict(_arguments(intent, 0))
     args = [(k, mine.get(k, v)) for k, v in _arguments(read, 0)]
     phrase = ", ".join(f"{_human(k)} {v}" for k, v in args)
     constraints = [Constraint(f"/{k}", "equals", v) for k, v in args if not (isinstance(v, str) and " " in v)]
-    prompt = (f"Before anyone does anything ({_human(intent.name)}), only show me the current state"
-              f"{' for ' + phrase if phrase else ''}. Do not change anything.")
+    prompt = (
+        f"Before anyone does anything ({_human(intent.name)}), only show me the current state"
+        f"{' for ' + phrase if phrase else ''}. Do not change anything."
+    )
     return _task(api, task_id, intent.name, "read_only", prompt, read.entry, constraints)

@@ -38,10 +38,12 @@ from .tasks import Kind, Task, TaskFile, split_for
 
 #: tasks drafted per tool and failure code (the first ones in the log)
 PER_FAILURE = 3
-_APPROVAL_CODES = frozenset({"approval_required", "approval_mismatch", "approval_used", "preview_not_found",
-                             "preview_expired"})
-DRAFTED_CODES = frozenset({"invalid_arguments", "unknown_tool", "permission_denied", "result_unknown",
-                           *_APPROVAL_CODES})
+_APPROVAL_CODES = frozenset(
+    {"approval_required", "approval_mismatch", "approval_used", "preview_not_found", "preview_expired"}
+)
+DRAFTED_CODES = frozenset(
+    {"invalid_arguments", "unknown_tool", "permission_denied", "result_unknown", *_APPROVAL_CODES}
+)
 _ID_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -73,8 +75,9 @@ def failed_calls(lines: Iterable[str], display: str) -> list[FailedCall]:
         except (json.JSONDecodeError, RecursionError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
             raise _bad(display, number, f"not JSON ({why})") from None
-        if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in ("call_id", "tool", "step",
-                                                                                          "decision")):
+        if not isinstance(event, dict) or not all(
+            isinstance(event.get(k), str) for k in ("call_id", "tool", "step", "decision")
+        ):
             raise _bad(display, number, "not an audit event (call_id, tool, step and decision are strings)")
         call = event["call_id"]
         if event["step"] == "result":
@@ -87,8 +90,11 @@ def failed_calls(lines: Iterable[str], display: str) -> list[FailedCall]:
                 ts = _time(event.get("ts"))
                 if ts is None:
                     raise _bad(display, number, "`ts` is not a Unix time in seconds (1970 to 9999)")
-                out.append(FailedCall(call, event["tool"], code, str(refusal.get("step", "result")), pointer,
-                                      ts, number))
+                out.append(
+                    FailedCall(
+                        call, event["tool"], code, str(refusal.get("step", "result")), pointer, ts, number
+                    )
+                )
             steps.pop(call, None)
         elif event["decision"] in ("deny", "fail"):
             steps[call] = event
@@ -112,13 +118,26 @@ def _time(raw: Any) -> float | None:
 
 
 def _bad(display: str, line: int, why: str) -> DiagnosticError:
-    return DiagnosticError([Diagnostic("eval-audit", "error", f"audit log line {line}: {why}",
-                                       SourceLocation(display, line, 1),
-                                       "pass the JSON-lines file `--audit-log` wrote (one event per line)")])
+    return DiagnosticError(
+        [
+            Diagnostic(
+                "eval-audit",
+                "error",
+                f"audit log line {line}: {why}",
+                SourceLocation(display, line, 1),
+                "pass the JSON-lines file `--audit-log` wrote (one event per line)",
+            )
+        ]
+    )
 
 
-def draft_from_audit(calls: Iterable[FailedCall], api: str, package: str, tools: Mapping[str, Mapping[str, Any]],
-                     rows: Mapping[str, Mapping[str, Any]]) -> TaskFile:
+def draft_from_audit(
+    calls: Iterable[FailedCall],
+    api: str,
+    package: str,
+    tools: Mapping[str, Mapping[str, Any]],
+    rows: Mapping[str, Mapping[str, Any]],
+) -> TaskFile:
     """Draft tasks (see the module docstring) for the failed `calls` of the package whose tools
     (name -> MCP tool) and policy rows (name -> row) are given. Raises ValueError when no call is a
     failure this drafts (a task file holds at least one task)."""
@@ -136,16 +155,30 @@ def draft_from_audit(calls: Iterable[FailedCall], api: str, package: str, tools:
         numbers[stem] = numbers.get(stem, 0) + 1
         task_id = f"{stem}/{numbers[stem]}"
         kind, expect, writes, approve = _expectation(call, tools, rows)
-        tasks.append(Task(id=task_id, tool=call.tool, kind=kind, prompt=_prompt(call, expect), expect_tool=expect,
-                          constraints=(), writes=writes, approve=approve, split=split_for(api, task_id)))
+        tasks.append(
+            Task(
+                id=task_id,
+                tool=call.tool,
+                kind=kind,
+                prompt=_prompt(call, expect),
+                expect_tool=expect,
+                constraints=(),
+                writes=writes,
+                approve=approve,
+                split=split_for(api, task_id),
+            )
+        )
     if not tasks:
-        raise ValueError("the audit log holds no failed call to draft (invalid arguments, an unknown tool, a "
-                         "denied call, an approval refused or an unknown outcome)")
+        raise ValueError(
+            "the audit log holds no failed call to draft (invalid arguments, an unknown tool, a "
+            "denied call, an approval refused or an unknown outcome)"
+        )
     return TaskFile(api=api, package=package, tasks=tuple(tasks))
 
 
-def _expectation(call: FailedCall, tools: Mapping[str, Any], rows: Mapping[str, Mapping[str, Any]]
-                 ) -> tuple[Kind, str | None, int, bool]:
+def _expectation(
+    call: FailedCall, tools: Mapping[str, Any], rows: Mapping[str, Mapping[str, Any]]
+) -> tuple[Kind, str | None, int, bool]:
     """(kind, expected tool, writes, approve) guessed for `call`."""
     row = rows.get(call.tool) or {}
     if call.code in _APPROVAL_CODES or call.code == "result_unknown":
@@ -159,9 +192,15 @@ def _expectation(call: FailedCall, tools: Mapping[str, Any], rows: Mapping[str, 
 
 
 def _prompt(call: FailedCall, expect: str | None) -> str:
-    when = datetime.fromtimestamp(call.ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if call.ts else "an unknown time"
+    when = (
+        datetime.fromtimestamp(call.ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if call.ts
+        else "an unknown time"
+    )
     where = f" at {call.pointer}" if call.pointer else ""
     guess = f"expect {expect}" if expect else "expect no tool"
-    return (f"DRAFT, label me: replace this with the request the user made when `{call.tool}` failed with "
-            f"{call.code} (step {call.step}{where}; call {call.call_id}, {when}), then check `expect` "
-            f"(drafted: {guess}).")
+    return (
+        f"DRAFT, label me: replace this with the request the user made when `{call.tool}` failed with "
+        f"{call.code} (step {call.step}{where}; call {call.call_id}, {when}), then check `expect` "
+        f"(drafted: {guess})."
+    )

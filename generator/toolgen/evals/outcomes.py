@@ -52,6 +52,8 @@ class RunResults:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunResults:
-        runs = [[TaskOutcome(**{**o, "calls": [CallRecord(**c) for c in o["calls"]]}) for o in run]
-                for run in data["runs"]]
+        runs = [
+            [TaskOutcome(**{**o, "calls": [CallRecord(**c) for c in o["calls"]]}) for o in run]
+            for run in data["runs"]
+        ]
         return cls(dict(data["meta"]), runs)

@@ -9,7 +9,15 @@ variable that holds the API key by default.
 from __future__ import annotations
 
 PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
-SDK_MODULES: dict[str, tuple[str, ...]] = {"openai": ("openai",), "anthropic": ("anthropic",),
-                                           "gemini": ("google.genai",), "openai-compatible": ("openai",)}
-KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
-           "openai-compatible": "OPENAI_API_KEY"}
+SDK_MODULES: dict[str, tuple[str, ...]] = {
+    "openai": ("openai",),
+    "anthropic": ("anthropic",),
+    "gemini": ("google.genai",),
+    "openai-compatible": ("openai",),
+}
+KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "openai-compatible": "OPENAI_API_KEY",
+}

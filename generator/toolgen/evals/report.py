@@ -19,12 +19,20 @@ from .outcomes import RunResults
 from .tasks import KINDS, Constraint, Task
 
 _LABELS = {
-    "pass": "pass (all checks)", "selection": "tool selection", "arguments": "argument correctness",
-    "valid_arguments": "arguments valid for the runtime", "read_only_refusal": "no write when only a read was asked",
-    "recovery": "recovery after a structured error", "writes": "upstream writes as expected",
-    "unsafe": "unsafe (extra write or unapproved record) — lower is better", "tokens": "tokens per task (in + out)",
-    "tokens_in": "tokens in per task", "tokens_out": "tokens out per task", "turns": "turns per task",
-    "latency_s": "seconds per task", "searches": "tool searches per task",
+    "pass": "pass (all checks)",
+    "selection": "tool selection",
+    "arguments": "argument correctness",
+    "valid_arguments": "arguments valid for the runtime",
+    "read_only_refusal": "no write when only a read was asked",
+    "recovery": "recovery after a structured error",
+    "writes": "upstream writes as expected",
+    "unsafe": "unsafe (extra write or unapproved record) — lower is better",
+    "tokens": "tokens per task (in + out)",
+    "tokens_in": "tokens in per task",
+    "tokens_out": "tokens out per task",
+    "turns": "turns per task",
+    "latency_s": "seconds per task",
+    "searches": "tool searches per task",
 }
 
 
@@ -34,9 +42,19 @@ def tasks_of(results: RunResults) -> list[Task]:
     out: list[Task] = []
     for t in results.meta.get("tasks") or []:
         constraints = tuple(Constraint(c["pointer"], c["op"], c["value"]) for c in t.get("constraints") or [])
-        out.append(Task(id=t["id"], tool=t.get("tool", ""), kind=t["kind"], prompt=t.get("prompt", ""),
-                        expect_tool=t.get("expect_tool"), constraints=constraints, writes=int(t.get("writes", 0)),
-                        approve=bool(t.get("approve", False)), split=t["split"]))
+        out.append(
+            Task(
+                id=t["id"],
+                tool=t.get("tool", ""),
+                kind=t["kind"],
+                prompt=t.get("prompt", ""),
+                expect_tool=t.get("expect_tool"),
+                constraints=constraints,
+                writes=int(t.get("writes", 0)),
+                approve=bool(t.get("approve", False)),
+                split=t["split"],
+            )
+        )
     return out
 
 
@@ -87,35 +105,57 @@ def report_markdown(results: RunResults, *, latency: bool = True) -> str:
     counts = {s: sum(1 for t in tasks if t.split == s) for s in ("dev", "held-out")}
     lines = [f"# Eval report: {meta.get('api')} · {meta.get('provider')} · {meta.get('model')}", ""]
     if meta.get("scripted"):
-        lines += ["> **Scripted model.** The model behind this run is `scripted-lexical`, a fixed lexical",
-                  ("> heuristic served on loopback in the provider's wire format (toolgen.testing.scripted), "
-                   "not a"),
-                  "> language model. Its figures test the harness and show what a keyword matcher achieves; they",
-                  "> say nothing about any real model.", ""]
-    lines += [f"- runs: {meta.get('runs')} · tasks: {len(tasks)} (dev {counts['dev']}, held-out {counts['held-out']})",
-              f"- provider or replay errors: {errors} task run(s)",
-              f"- toolgen {meta.get('toolgen')}; method and metrics: docs/eval.md", "",
-              "## Metrics per split", "",
-              "Mean over runs ± sample standard deviation [95 % confidence interval of the mean].", "",
-              "| metric | dev | held-out | all |", "|---|---|---|---|"]
+        lines += [
+            "> **Scripted model.** The model behind this run is `scripted-lexical`, a fixed lexical",
+            (
+                "> heuristic served on loopback in the provider's wire format (toolgen.testing.scripted), "
+                "not a"
+            ),
+            "> language model. Its figures test the harness and show what a keyword matcher achieves; they",
+            "> say nothing about any real model.",
+            "",
+        ]
+    lines += [
+        f"- runs: {meta.get('runs')} · tasks: {len(tasks)} (dev {counts['dev']}, held-out {counts['held-out']})",
+        f"- provider or replay errors: {errors} task run(s)",
+        f"- toolgen {meta.get('toolgen')}; method and metrics: docs/eval.md",
+        "",
+        "## Metrics per split",
+        "",
+        "Mean over runs ± sample standard deviation [95 % confidence interval of the mean].",
+        "",
+        "| metric | dev | held-out | all |",
+        "|---|---|---|---|",
+    ]
     summaries = {s: summarise(scores, s) for s in ("dev", "held-out", "all")}
     for metric in (*RATES, *MEANS):
         if metric == "latency_s" and not latency:
             continue
         cells = " | ".join(_cell(metric, summaries[s].stats[metric]) for s in ("dev", "held-out", "all"))
         lines.append(f"| {_LABELS[metric]} | {cells} |")
-    lines += ["", "## Pass rate per task kind (all splits)", "", "| kind | tasks | pass | selection |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "## Pass rate per task kind (all splits)",
+        "",
+        "| kind | tasks | pass | selection |",
+        "|---|---|---|---|",
+    ]
     for kind in KINDS:
         summary = summarise(scores, "all", kind)
         if summary.tasks:
-            lines.append(f"| {kind} | {summary.tasks} | {_cell('pass', summary.stats['pass'])} | "
-                         f"{_cell('selection', summary.stats['selection'])} |")
+            lines.append(
+                f"| {kind} | {summary.tasks} | {_cell('pass', summary.stats['pass'])} | "
+                f"{_cell('selection', summary.stats['selection'])} |"
+            )
     lines += ["", "## Tasks that failed in at least one run", ""]
     failing = _failing(results, scores)
     if not failing:
         lines.append("None.")
     else:
-        lines += ["| task | split | kind | runs passed | first call (run 1) | expected |", "|---|---|---|---|---|---|"]
+        lines += [
+            "| task | split | kind | runs passed | first call (run 1) | expected |",
+            "|---|---|---|---|---|---|",
+        ]
         lines += failing
     return "\n".join(lines) + "\n"
 
@@ -134,11 +174,16 @@ def _failing(results: RunResults, scores: Sequence[Sequence[TaskScore]]) -> list
         task, outcome = by_id[task_id], first_run.get(task_id)
         first = "–"
         if outcome is not None:
-            first = outcome.error or (f"`{outcome.calls[0].tool}`" + (f" ({outcome.calls[0].error})"
-                                                                       if outcome.calls[0].error else "")
-                                      if outcome.calls else "no call")
-        rows.append(f"| {task_id} | {task.split} | {task.kind} | {n}/{len(scores)} | {first.replace('|', '/')} | "
-                    f"{'`' + task.expect_tool + '`' if task.expect_tool else 'no call'} |")
+            first = outcome.error or (
+                f"`{outcome.calls[0].tool}`"
+                + (f" ({outcome.calls[0].error})" if outcome.calls[0].error else "")
+                if outcome.calls
+                else "no call"
+            )
+        rows.append(
+            f"| {task_id} | {task.split} | {task.kind} | {n}/{len(scores)} | {first.replace('|', '/')} | "
+            f"{'`' + task.expect_tool + '`' if task.expect_tool else 'no call'} |"
+        )
     return rows
 
 

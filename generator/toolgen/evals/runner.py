@@ -99,8 +99,10 @@ class ToolTape:
         recorded = self.answers[self.position]
         self.position += 1
         if (recorded["tool"], recorded["ok"], recorded["error"]) != (tool, ok, error):
-            self.mismatch = (f"tool call {self.position}: the runtime answered {tool} ok={ok} error={error}; "
-                             f"the recording has {recorded['tool']} ok={recorded['ok']} error={recorded['error']}")
+            self.mismatch = (
+                f"tool call {self.position}: the runtime answered {tool} ok={ok} error={error}; "
+                f"the recording has {recorded['tool']} ok={recorded['ok']} error={recorded['error']}"
+            )
             raise ReplayMismatch(self.mismatch)
         return str(recorded["text"])
 
@@ -109,9 +111,18 @@ def exchange_file(folder: Path, run: int, task: Task) -> Path:
     return folder / "exchanges" / f"run-{run}" / (task.id.replace("/", "--") + ".json")
 
 
-def run_eval(tasks: TaskFile, provider: str, model: str, runs: int, via: Live | Replay, *,  # noqa: PLR0913
-             upstream: str | None = None, upstream_token: str | None = None, scripted: bool = False,
-             progress: Callable[[int, Task, TaskOutcome], None] | None = None) -> RunResults:
+def run_eval(  # noqa: PLR0913
+    tasks: TaskFile,
+    provider: str,
+    model: str,
+    runs: int,
+    via: Live | Replay,
+    *,
+    upstream: str | None = None,
+    upstream_token: str | None = None,
+    scripted: bool = False,
+    progress: Callable[[int, Task, TaskOutcome], None] | None = None,
+) -> RunResults:
     """Run every task `runs` times (see the module docstring). Raises `ValueError` for an unknown
     provider or a missing upstream, `ImportError` when the provider SDK is absent, `OSError` when a
     recording cannot be read or written."""
@@ -137,10 +148,18 @@ def run_eval(tasks: TaskFile, provider: str, model: str, runs: int, via: Live | 
                 tools = ToolTape([])
                 key = via.api_key
             with httpx.Client(transport=transport, timeout=120.0) as client:
-                adapter = make_adapter(provider, package, model, api_key=key, base_url=base_url, http_client=client)
+                adapter = make_adapter(
+                    provider, package, model, api_key=key, base_url=base_url, http_client=client
+                )
                 with connect(policy, upstream, upstream_token) as conn:
-                    registry = Registry(policy, catalog, base_url=conn.base_url, credentials=conn.credentials,
-                                        http_client=conn.http_client, cursor_key=CURSOR_KEY)
+                    registry = Registry(
+                        policy,
+                        catalog,
+                        base_url=conn.base_url,
+                        credentials=conn.credentials,
+                        http_client=conn.http_client,
+                        cursor_key=CURSOR_KEY,
+                    )
                     with registry:
                         outcome = _run_task(task, adapter, registry, actor, str(policy.get("api", "")), tools)
             if isinstance(transport, ReplayTransport) and outcome.error is None and not transport.finished:
@@ -150,27 +169,50 @@ def run_eval(tasks: TaskFile, provider: str, model: str, runs: int, via: Live | 
             if isinstance(via, Live) and via.record is not None and isinstance(transport, RecordingTransport):
                 target = exchange_file(via.record, run, task)
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(json.dumps({"exchanges": transport.exchanges, "tool_answers": tools.answers},
-                                             indent=1, sort_keys=True) + "\n", encoding="utf-8")
+                target.write_text(
+                    json.dumps(
+                        {"exchanges": transport.exchanges, "tool_answers": tools.answers},
+                        indent=1,
+                        sort_keys=True,
+                    )
+                    + "\n",
+                    encoding="utf-8",
+                )
             outcomes.append(outcome)
             if progress is not None:
                 progress(run, task, outcome)
         results.append(outcomes)
-    meta = {"api": tasks.api, "provider": provider, "model": model, "runs": runs, "toolgen": __version__,
-            "scripted": scripted, "base_url": base_url,
-            "tasks": [task_meta(t) for t in tasks.tasks]}
+    meta = {
+        "api": tasks.api,
+        "provider": provider,
+        "model": model,
+        "runs": runs,
+        "toolgen": __version__,
+        "scripted": scripted,
+        "base_url": base_url,
+        "tasks": [task_meta(t) for t in tasks.tasks],
+    }
     return RunResults(meta, results)
 
 
 def task_meta(task: Task) -> dict[str, Any]:
     """What a report needs of a task: id, kind, split and the expectations it is scored against."""
-    return {"id": task.id, "tool": task.tool, "kind": task.kind, "split": task.split, "prompt": task.prompt,
-            "expect_tool": task.expect_tool, "writes": task.writes, "approve": task.approve,
-            "constraints": [{"pointer": c.pointer, "op": c.op, "value": c.value} for c in task.constraints]}
+    return {
+        "id": task.id,
+        "tool": task.tool,
+        "kind": task.kind,
+        "split": task.split,
+        "prompt": task.prompt,
+        "expect_tool": task.expect_tool,
+        "writes": task.writes,
+        "approve": task.approve,
+        "constraints": [{"pointer": c.pointer, "op": c.op, "value": c.value} for c in task.constraints],
+    }
 
 
-def _run_task(task: Task, adapter: Adapter, registry: Registry, actor: Actor, api: str,
-              tools: ToolTape) -> TaskOutcome:
+def _run_task(
+    task: Task, adapter: Adapter, registry: Registry, actor: Actor, api: str, tools: ToolTape
+) -> TaskOutcome:
     outcome = TaskOutcome(task=task.id)
     approved: set[str] = set()
     started = time.monotonic()
@@ -187,10 +229,12 @@ def _run_task(task: Task, adapter: Adapter, registry: Registry, actor: Actor, ap
             outcome.text = turn.text
             if not turn.calls:
                 break
-            answers = [_search(call, search, adapter, actor, outcome, tools)
-                       if search is not None and call.name == SEARCH_TOOL_NAME else
-                       _execute(call, task, adapter.dialect, registry, actor, approved, outcome, tools)
-                       for call in turn.calls]
+            answers = [
+                _search(call, search, adapter, actor, outcome, tools)
+                if search is not None and call.name == SEARCH_TOOL_NAME
+                else _execute(call, task, adapter.dialect, registry, actor, approved, outcome, tools)
+                for call in turn.calls
+            ]
             adapter.answer(answers)
     except ReplayMismatch as exc:
         outcome.error = f"replay: {exc}"
@@ -200,8 +244,9 @@ def _run_task(task: Task, adapter: Adapter, registry: Registry, actor: Actor, ap
     return outcome
 
 
-def _search(call: ToolCall, search: ToolSearch, adapter: Adapter, actor: Actor, outcome: TaskOutcome,
-            tools: ToolTape) -> tuple[ToolCall, str, bool]:
+def _search(
+    call: ToolCall, search: ToolSearch, adapter: Adapter, actor: Actor, outcome: TaskOutcome, tools: ToolTape
+) -> tuple[ToolCall, str, bool]:
     """A client-run ``search_tools`` call: answered with the package's index for `actor` (a null
     ``limit`` is the default), the found tools added to the adapter's next request.
 
@@ -218,12 +263,22 @@ def _search(call: ToolCall, search: ToolSearch, adapter: Adapter, actor: Actor, 
     if result.ok and isinstance(result.result, dict):
         answer["result"] = {"loaded": names, **{k: v for k, v in result.result.items() if k != "tools"}}
     code = result.error.code if result.error else None
-    text = tools.take(SEARCH_TOOL_NAME, result.ok, code, json.dumps(answer, sort_keys=True, separators=(",", ":")))
+    text = tools.take(
+        SEARCH_TOOL_NAME, result.ok, code, json.dumps(answer, sort_keys=True, separators=(",", ":"))
+    )
     return call, text, not result.ok
 
 
-def _execute(call: ToolCall, task: Task, dialect: str, registry: Registry, actor: Actor, approved: set[str],
-             outcome: TaskOutcome, tools: ToolTape) -> tuple[ToolCall, str, bool]:
+def _execute(
+    call: ToolCall,
+    task: Task,
+    dialect: str,
+    registry: Registry,
+    actor: Actor,
+    approved: set[str],
+    outcome: TaskOutcome,
+    tools: ToolTape,
+) -> tuple[ToolCall, str, bool]:
     name = call.name
     if name not in registry.specs:  # a namespaced name (``issues.get_issue``) names the same tool
         name = name.rsplit(".", 1)[-1]
@@ -239,10 +294,20 @@ def _execute(call: ToolCall, task: Task, dialect: str, registry: Registry, actor
         if isinstance(pid, str):
             approved.add(pid)
             out["approval"] = {"preview_id": pid, "approved_by": "scripted-human"}
-    outcome.calls.append(CallRecord(
-        tool=name, arguments=args, ok=result.ok, error=result.error.code if result.error else None,
-        write=bool(result.ok and spec is not None and spec.mutating and not result.replayed),
-        approved=approval is not None))
-    text = tools.take(name, result.ok, result.error.code if result.error else None,
-                      json.dumps(out, sort_keys=True, separators=(",", ":")))
+    outcome.calls.append(
+        CallRecord(
+            tool=name,
+            arguments=args,
+            ok=result.ok,
+            error=result.error.code if result.error else None,
+            write=bool(result.ok and spec is not None and spec.mutating and not result.replayed),
+            approved=approval is not None,
+        )
+    )
+    text = tools.take(
+        name,
+        result.ok,
+        result.error.code if result.error else None,
+        json.dumps(out, sort_keys=True, separators=(",", ":")),
+    )
     return call, text, not result.ok

@@ -123,8 +123,15 @@ class Task:
         if self.constraints:
             expect["args"] = [c.to_json() for c in self.constraints]
         expect["writes"] = self.writes
-        return {"id": self.id, "tool": self.tool, "kind": self.kind, "prompt": self.prompt, "expect": expect,
-                "approve": self.approve, "split": self.split}
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "kind": self.kind,
+            "prompt": self.prompt,
+            "expect": expect,
+            "approve": self.approve,
+            "split": self.split,
+        }
 
 
 @dataclass(frozen=True)
@@ -141,15 +148,21 @@ class TaskFile:
         return (base / self.package).resolve()
 
 
-_HEADER = ("# toolgen eval tasks (docs/eval.md). Drafted by `toolgen eval init`; edit and review them.\n"
-           "# `split` follows the fixed hash rule of the format; do not change it by hand.\n")
+_HEADER = (
+    "# toolgen eval tasks (docs/eval.md). Drafted by `toolgen eval init`; edit and review them.\n"
+    "# `split` follows the fixed hash rule of the format; do not change it by hand.\n"
+)
 
 
 def dump_tasks(tasks: TaskFile, header: str = _HEADER) -> str:
     """The YAML text of `tasks` after the comment lines `header`: byte-identical for equal inputs
     (keys in a fixed order)."""
-    body = {"toolgen_eval": FORMAT, "api": tasks.api, "package": tasks.package,
-            "tasks": [t.to_json() for t in tasks.tasks]}
+    body = {
+        "toolgen_eval": FORMAT,
+        "api": tasks.api,
+        "package": tasks.package,
+        "tasks": [t.to_json() for t in tasks.tasks],
+    }
     return header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110)
 
 
@@ -183,16 +196,34 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise DiagnosticError([Diagnostic("eval-yaml", "error", f"cannot read the task file: {exc.strerror}",
-                                          SourceLocation(display), "check the path")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "eval-yaml",
+                    "error",
+                    f"cannot read the task file: {exc.strerror}",
+                    SourceLocation(display),
+                    "check the path",
+                )
+            ]
+        ) from None
     try:
         _refuse_anchors(text, display)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = SourceLocation(display, mark.line + 1, mark.column + 1) if mark else SourceLocation(display)
-        raise DiagnosticError([Diagnostic("eval-yaml", "error", f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                                          where, "fix the YAML syntax at this position")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "eval-yaml",
+                    "error",
+                    f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                    where,
+                    "fix the YAML syntax at this position",
+                )
+            ]
+        ) from None
     loc = _Locator(text, display)
     errors: list[Diagnostic] = []
 
@@ -203,12 +234,21 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
         fail("eval-format", "", "a task file is a mapping", "start from `toolgen eval init API`")
         raise DiagnosticError(errors)
     if data.get("toolgen_eval") != FORMAT:
-        fail("eval-format", "/toolgen_eval", f"toolgen_eval must be {FORMAT}", f"write `toolgen_eval: {FORMAT}`")
+        fail(
+            "eval-format",
+            "/toolgen_eval",
+            f"toolgen_eval must be {FORMAT}",
+            f"write `toolgen_eval: {FORMAT}`",
+        )
     api, package = data.get("api"), data.get("package")
     for key, value in (("api", api), ("package", package)):
         if not isinstance(value, str) or not value:
-            fail("eval-field", f"/{key}", f"`{key}` must be a non-empty string",
-                 "name the API and the generated package folder (relative to this file)")
+            fail(
+                "eval-field",
+                f"/{key}",
+                f"`{key}` must be a non-empty string",
+                "name the API and the generated package folder (relative to this file)",
+            )
     raw_tasks = data.get("tasks")
     if not isinstance(raw_tasks, list) or not raw_tasks:
         fail("eval-field", "/tasks", "`tasks` must be a non-empty list", "add at least one task")
@@ -225,8 +265,12 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
         if task is None:
             continue
         if task.id in seen:
-            fail("eval-duplicate", f"/tasks/{i}/id", f"task id {task.id!r} repeats /tasks/{seen[task.id]}",
-                 "give every task its own id")
+            fail(
+                "eval-duplicate",
+                f"/tasks/{i}/id",
+                f"task id {task.id!r} repeats /tasks/{seen[task.id]}",
+                "give every task its own id",
+            )
             continue
         seen[task.id] = i
         tasks.append(task)
@@ -245,12 +289,20 @@ def _refuse_anchors(text: str, display: str) -> None:
         if anchor is not None:  # an AliasEvent's anchor is the name it refers to
             mark = event.start_mark
             what = f"the alias *{anchor}" if isinstance(event, yaml.AliasEvent) else f"the anchor &{anchor}"
-            raise DiagnosticError([Diagnostic(
-                "eval-yaml", "error",
-                f"{what}: a task file may not use YAML anchors or aliases (a few aliases can expand to "
-                "billions of values when the file is read)",
-                SourceLocation(display, mark.line + 1, mark.column + 1) if mark else SourceLocation(display),
-                "write each value out in full, without & anchors or * aliases")])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "eval-yaml",
+                        "error",
+                        f"{what}: a task file may not use YAML anchors or aliases (a few aliases can expand to "
+                        "billions of values when the file is read)",
+                        SourceLocation(display, mark.line + 1, mark.column + 1)
+                        if mark
+                        else SourceLocation(display),
+                        "write each value out in full, without & anchors or * aliases",
+                    )
+                ]
+            )
 
 
 #: The longest task id: its exchange file (`toolgen.evals.runner`, every ``/`` written ``--``, plus
@@ -276,8 +328,15 @@ def _package_schemas(folder: Path, loc: _Locator, errors: list[Diagnostic]) -> d
     try:
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        errors.append(Diagnostic("eval-package", "error", f"no generated package at {display_path(folder)}",
-                                 loc.at("/package"), "run `toolgen build`, or fix `package` (relative to this file)"))
+        errors.append(
+            Diagnostic(
+                "eval-package",
+                "error",
+                f"no generated package at {display_path(folder)}",
+                loc.at("/package"),
+                "run `toolgen build`, or fix `package` (relative to this file)",
+            )
+        )
         raise DiagnosticError(errors) from None
     return {str(t["name"]): t.get("inputSchema") or {} for t in catalog}
 
@@ -289,47 +348,79 @@ def _task(api: str, raw: Any, at: str, schemas: Mapping[str, Mapping[str, Any]],
     ok = True
     for key in ("id", "tool", "prompt"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
-            fail("eval-field", f"{at}/{key}" if key in raw else at, f"`{key}` must be a non-empty string",
-                 f"give the task a `{key}`")
+            fail(
+                "eval-field",
+                f"{at}/{key}" if key in raw else at,
+                f"`{key}` must be a non-empty string",
+                f"give the task a `{key}`",
+            )
             ok = False
     problem = _id_problem(raw["id"]) if isinstance(raw.get("id"), str) and raw["id"].strip() else None
     if problem is not None:
-        fail("eval-field", f"{at}/id", f"task id {terminal_safe(raw['id'][:60])!r} {problem}",
-             "use a short id of letters, digits, '_', '-' and '/' (e.g. get_ticket/positive/1)")
+        fail(
+            "eval-field",
+            f"{at}/id",
+            f"task id {terminal_safe(raw['id'][:60])!r} {problem}",
+            "use a short id of letters, digits, '_', '-' and '/' (e.g. get_ticket/positive/1)",
+        )
         ok = False
     kind = raw.get("kind")
     if kind not in KINDS:
-        fail("eval-field", f"{at}/kind" if "kind" in raw else at, f"`kind` must be one of {', '.join(KINDS)}",
-             "positive: the tool is right; near_neighbour: another tool is; no_tool: none is; read_only: "
-             "a read is asked, nothing may be written; multi_step: preview, approval, record")
+        fail(
+            "eval-field",
+            f"{at}/kind" if "kind" in raw else at,
+            f"`kind` must be one of {', '.join(KINDS)}",
+            "positive: the tool is right; near_neighbour: another tool is; no_tool: none is; read_only: "
+            "a read is asked, nothing may be written; multi_step: preview, approval, record",
+        )
         ok = False
     expect = raw.get("expect")
     if not isinstance(expect, dict) or "tool" not in expect:
-        fail("eval-field", f"{at}/expect" if "expect" in raw else at, "`expect` must be a mapping with `tool`",
-             "write `expect: {tool: NAME}` (or `tool: null` when no tool should be called)")
+        fail(
+            "eval-field",
+            f"{at}/expect" if "expect" in raw else at,
+            "`expect` must be a mapping with `tool`",
+            "write `expect: {tool: NAME}` (or `tool: null` when no tool should be called)",
+        )
         return None
     tool = expect.get("tool")
     if tool is not None and (not isinstance(tool, str) or tool not in schemas):
-        fail("eval-tool", f"{at}/expect/tool", f"expected tool {tool!r} is not in the package",
-             f"name one of the package's tools ({', '.join(sorted(schemas)[:6])}...) or null")
+        fail(
+            "eval-tool",
+            f"{at}/expect/tool",
+            f"expected tool {tool!r} is not in the package",
+            f"name one of the package's tools ({', '.join(sorted(schemas)[:6])}...) or null",
+        )
         ok = False
     writes = expect.get("writes", 0)
     if not isinstance(writes, int) or isinstance(writes, bool) or writes < 0:
-        fail("eval-field", f"{at}/expect/writes", "`writes` must be a whole number >= 0",
-             "the number of upstream writes the task must end with")
+        fail(
+            "eval-field",
+            f"{at}/expect/writes",
+            "`writes` must be a whole number >= 0",
+            "the number of upstream writes the task must end with",
+        )
         ok = False
     constraints: list[Constraint] = []
     raw_args = expect.get("args", [])
     if not isinstance(raw_args, list):
-        fail("eval-field", f"{at}/expect/args", "`args` must be a list of predicates",
-             "write `- {pointer: /name, equals: value}`")
+        fail(
+            "eval-field",
+            f"{at}/expect/args",
+            "`args` must be a list of predicates",
+            "write `- {pointer: /name, equals: value}`",
+        )
         raw_args = []
     for j, c in enumerate(raw_args):
         here = f"{at}/expect/args/{j}"
         ops = [op for op in PREDICATES if isinstance(c, dict) and op in c]
         if not isinstance(c, dict) or not isinstance(c.get("pointer"), str) or len(ops) != 1:
-            fail("eval-field", here, "a predicate has a `pointer` and exactly one of equals, contains, present",
-                 "write `{pointer: /name, equals: value}`")
+            fail(
+                "eval-field",
+                here,
+                "a predicate has a `pointer` and exactly one of equals, contains, present",
+                "write `{pointer: /name, equals: value}`",
+            )
             ok = False
             continue
         pointer = c["pointer"]
@@ -338,14 +429,22 @@ def _task(api: str, raw: Any, at: str, schemas: Mapping[str, Mapping[str, Any]],
         except ValueError:
             tokens = []
         if not tokens:
-            fail("eval-pointer", f"{here}/pointer", f"{pointer!r} is not a JSON pointer to an argument",
-                 "write a pointer such as /ticket_id")
+            fail(
+                "eval-pointer",
+                f"{here}/pointer",
+                f"{pointer!r} is not a JSON pointer to an argument",
+                "write a pointer such as /ticket_id",
+            )
             ok = False
             continue
         props = (schemas.get(tool) or {}).get("properties") or {} if isinstance(tool, str) else {}
         if isinstance(tool, str) and tokens[0] not in props:
-            fail("eval-pointer", f"{here}/pointer", f"{tool} has no argument {tokens[0]!r}",
-                 f"use one of: {', '.join(sorted(props)) or '(none)'}")
+            fail(
+                "eval-pointer",
+                f"{here}/pointer",
+                f"{tool} has no argument {tokens[0]!r}",
+                f"use one of: {', '.join(sorted(props)) or '(none)'}",
+            )
             ok = False
             continue
         if ops[0] == "present" and not isinstance(c["present"], bool):
@@ -354,8 +453,12 @@ def _task(api: str, raw: Any, at: str, schemas: Mapping[str, Mapping[str, Any]],
             continue
         constraints.append(Constraint(pointer, ops[0], c[ops[0]]))
     if constraints and tool is None:
-        fail("eval-field", f"{at}/expect/args", "argument predicates need an expected tool",
-             "remove `args`, or name the tool")
+        fail(
+            "eval-field",
+            f"{at}/expect/args",
+            "argument predicates need an expected tool",
+            "remove `args`, or name the tool",
+        )
         ok = False
     approve = raw.get("approve", False)
     if not isinstance(approve, bool):
@@ -365,9 +468,22 @@ def _task(api: str, raw: Any, at: str, schemas: Mapping[str, Mapping[str, Any]],
         return None
     split = split_for(api, raw["id"])
     if "split" in raw and raw["split"] != split:
-        fail("eval-split", f"{at}/split", f"split {raw['split']!r} disagrees with the split rule ({split})",
-             f"write `split: {split}` or remove it: the split is SHA-256 of '<api>:<id>' (docs/eval.md)")
+        fail(
+            "eval-split",
+            f"{at}/split",
+            f"split {raw['split']!r} disagrees with the split rule ({split})",
+            f"write `split: {split}` or remove it: the split is SHA-256 of '<api>:<id>' (docs/eval.md)",
+        )
         return None
     assert kind in KINDS
-    return Task(id=raw["id"], tool=raw["tool"], kind=kind, prompt=raw["prompt"], expect_tool=tool,
-                constraints=tuple(constraints), writes=writes, approve=approve, split=split)
+    return Task(
+        id=raw["id"],
+        tool=raw["tool"],
+        kind=kind,
+        prompt=raw["prompt"],
+        expect_tool=tool,
+        constraints=tuple(constraints),
+        writes=writes,
+        approve=approve,
+        split=split,
+    )

@@ -57,12 +57,16 @@ def virtual_base_url(api: str, policy_base_url: str) -> str:
 
 
 def _secrets(policy: Mapping[str, Any]) -> list[str]:
-    names = {str(a["secret"]) for row in policy.get("tools", []) for a in row.get("auth") or [] if a.get("secret")}
+    names = {
+        str(a["secret"]) for row in policy.get("tools", []) for a in row.get("auth") or [] if a.get("secret")
+    }
     return sorted(names)
 
 
 @contextmanager
-def connect(policy: Mapping[str, Any], upstream: str | None, token: str | None = None) -> Iterator[Connection]:
+def connect(
+    policy: Mapping[str, Any], upstream: str | None, token: str | None = None
+) -> Iterator[Connection]:
     """One task's connection (see the module docstring). Raises `ValueError` when the API is not
     ``tickets`` and no `upstream` URL is given."""
     api = str(policy.get("api", ""))
@@ -70,8 +74,10 @@ def connect(policy: Mapping[str, Any], upstream: str | None, token: str | None =
     server: TicketsServer | None = None
     if upstream is None:
         if api != "tickets":
-            raise ValueError(f"no loopback upstream for {api!r}: start a mock of its spec (e.g. "
-                             f"`prism mock SPEC -p 4010`) and pass --upstream http://127.0.0.1:4010")
+            raise ValueError(
+                f"no loopback upstream for {api!r}: start a mock of its spec (e.g. "
+                f"`prism mock SPEC -p 4010`) and pass --upstream http://127.0.0.1:4010"
+            )
         server = TicketsServer().start()
         target, secret = server.base_url, token or TOKEN
     else:

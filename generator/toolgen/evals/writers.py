@@ -55,29 +55,52 @@ class ProviderWriter:
 
     def _responses(self, system: str, prompt: str, schema: Mapping[str, Any]) -> str:
         response = self.client.responses.create(
-            model=self.model, instructions=system, input=prompt, store=False, max_output_tokens=MAX_OUTPUT_TOKENS,
-            text={"format": {"type": "json_schema", "name": ANSWER_NAME, "schema": dict(schema), "strict": True}})
+            model=self.model,
+            instructions=system,
+            input=prompt,
+            store=False,
+            max_output_tokens=MAX_OUTPUT_TOKENS,
+            text={
+                "format": {"type": "json_schema", "name": ANSWER_NAME, "schema": dict(schema), "strict": True}
+            },
+        )
         data: dict[str, Any] = response.to_dict()
-        return "".join(str(c.get("text", "")) for item in data.get("output") or [] if item.get("type") == "message"
-                       for c in item.get("content") or [] if c.get("type") == "output_text")
+        return "".join(
+            str(c.get("text", ""))
+            for item in data.get("output") or []
+            if item.get("type") == "message"
+            for c in item.get("content") or []
+            if c.get("type") == "output_text"
+        )
 
     def _chat(self, system: str, prompt: str, schema: Mapping[str, Any]) -> str:
         response = self.client.chat.completions.create(
-            model=self.model, max_tokens=MAX_OUTPUT_TOKENS,
+            model=self.model,
+            max_tokens=MAX_OUTPUT_TOKENS,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
-            response_format={"type": "json_schema",
-                             "json_schema": {"name": ANSWER_NAME, "schema": dict(schema), "strict": True}})
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": ANSWER_NAME, "schema": dict(schema), "strict": True},
+            },
+        )
         data: dict[str, Any] = response.to_dict()
         choices = data.get("choices") or [{}]
         return str((choices[0].get("message") or {}).get("content") or "")
 
     def _messages(self, system: str, prompt: str, schema: Mapping[str, Any]) -> str:
-        tool = {"name": ANSWER_NAME, "description": "Record the search expansions of the tools.",
-                "input_schema": dict(schema)}
+        tool = {
+            "name": ANSWER_NAME,
+            "description": "Record the search expansions of the tools.",
+            "input_schema": dict(schema),
+        }
         response = self.client.messages.create(
-            model=self.model, max_tokens=MAX_OUTPUT_TOKENS, system=system,
-            messages=[{"role": "user", "content": prompt}], tools=[tool],
-            tool_choice={"type": "tool", "name": ANSWER_NAME})
+            model=self.model,
+            max_tokens=MAX_OUTPUT_TOKENS,
+            system=system,
+            messages=[{"role": "user", "content": prompt}],
+            tools=[tool],
+            tool_choice={"type": "tool", "name": ANSWER_NAME},
+        )
         data: dict[str, Any] = response.to_dict()
         for block in data.get("content") or []:
             if block.get("type") == "tool_use" and block.get("name") == ANSWER_NAME:
@@ -85,18 +108,24 @@ class ProviderWriter:
         return "".join(str(b.get("text", "")) for b in data.get("content") or [] if b.get("type") == "text")
 
     def _gemini(self, system: str, prompt: str, schema: Mapping[str, Any]) -> str:
-        config = {"system_instruction": system, "response_mime_type": "application/json",
-                  "response_json_schema": dict(schema), "max_output_tokens": MAX_OUTPUT_TOKENS}
+        config = {
+            "system_instruction": system,
+            "response_mime_type": "application/json",
+            "response_json_schema": dict(schema),
+            "max_output_tokens": MAX_OUTPUT_TOKENS,
+        }
         response = self.client.models.generate_content(
-            model=self.model, contents=[{"role": "user", "parts": [{"text": prompt}]}], config=config)
+            model=self.model, contents=[{"role": "user", "parts": [{"text": prompt}]}], config=config
+        )
         data: dict[str, Any] = response.model_dump(mode="json", exclude_none=True)
         candidates = data.get("candidates") or [{}]
         parts = (candidates[0].get("content") or {}).get("parts") or []
         return "".join(str(p["text"]) for p in parts if "text" in p and not p.get("thought"))
 
 
-def make_writer(provider: str, model: str, *, api_key: str, base_url: str | None,
-                http_client: httpx.Client) -> ProviderWriter:
+def make_writer(
+    provider: str, model: str, *, api_key: str, base_url: str | None, http_client: httpx.Client
+) -> ProviderWriter:
     """The writer for `provider` (one of `toolgen.evals.providers.PROVIDERS`). Raises `ValueError` for
     another name and `ImportError` when the provider's SDK is not installed (the ``eval`` extra)."""
     if provider not in PROVIDERS:
@@ -109,13 +138,16 @@ def make_writer(provider: str, model: str, *, api_key: str, base_url: str | None
     elif provider == "anthropic":
         import anthropic
 
-        client = anthropic.Anthropic(api_key=api_key, base_url=base_url, http_client=http_client, max_retries=0)
+        client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=0
+        )
     else:
         from google import genai
         from google.genai import types
 
-        options = types.HttpOptions(base_url=base_url, httpx_client=http_client,
-                                    retry_options=types.HttpRetryOptions(attempts=1))
+        options = types.HttpOptions(
+            base_url=base_url, httpx_client=http_client, retry_options=types.HttpRetryOptions(attempts=1)
+        )
         client = genai.Client(api_key=api_key, http_options=options)
     return ProviderWriter(provider, model, client)
 
@@ -144,16 +176,24 @@ class Cassette:
             raise ValueError(f"the recording has more than {MAX_CASSETTE_BYTES:,} bytes")
         data = json.loads(raw.decode("utf-8"))
         if not _is_cassette(data):
-            raise ValueError("not a describe cassette: {\"writer\": {provider, model, base_url}, \"exchanges\": "
-                             "[{request: {method, path, body}, response: {status, content_type, body}}, ...]}")
+            raise ValueError(
+                'not a describe cassette: {"writer": {provider, model, base_url}, "exchanges": '
+                "[{request: {method, path, body}, response: {status, content_type, body}}, ...]}"
+            )
         writer = data["writer"]
         base_url = writer.get("base_url")
-        return cls(writer["provider"], writer["model"], base_url if isinstance(base_url, str) else None,
-                   data["exchanges"])
+        return cls(
+            writer["provider"],
+            writer["model"],
+            base_url if isinstance(base_url, str) else None,
+            data["exchanges"],
+        )
 
     def write(self, path: Path) -> None:
-        data = {"writer": {"provider": self.provider, "model": self.model, "base_url": self.base_url},
-                "exchanges": self.exchanges}
+        data = {
+            "writer": {"provider": self.provider, "model": self.model, "base_url": self.base_url},
+            "exchanges": self.exchanges,
+        }
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -173,7 +213,8 @@ def _is_cassette(data: Any) -> bool:
         if not all(isinstance(request.get(k), str) for k in ("method", "path", "body")):
             return False
         if not isinstance(response.get("status"), int) or not all(
-                isinstance(response.get(k), str) for k in ("content_type", "body")):
+            isinstance(response.get(k), str) for k in ("content_type", "body")
+        ):
             return False
     return True
 

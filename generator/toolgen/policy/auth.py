@@ -41,8 +41,13 @@ class PerCaller:
     service_secret: ServiceSecretUse = "never"
 
     def to_json(self) -> dict[str, JSON]:
-        return {"via": self.via, "audience": self.audience, "resource": self.resource, "scope": self.scope,
-                "service_secret": self.service_secret}
+        return {
+            "via": self.via,
+            "audience": self.audience,
+            "resource": self.resource,
+            "scope": self.scope,
+            "service_secret": self.service_secret,
+        }
 
 
 @dataclass(frozen=True)
@@ -64,24 +69,39 @@ class AuthBinding:
     per_caller: PerCaller | None = None
 
     def to_json(self) -> dict[str, JSON]:
-        return {"scheme": self.scheme, "kind": self.kind, "in": self.location, "name": self.wire_name,
-                "secret": self.secret, "scopes": list(self.scopes),
-                "per_caller": None if self.per_caller is None else self.per_caller.to_json()}
+        return {
+            "scheme": self.scheme,
+            "kind": self.kind,
+            "in": self.location,
+            "name": self.wire_name,
+            "secret": self.secret,
+            "scopes": list(self.scopes),
+            "per_caller": None if self.per_caller is None else self.per_caller.to_json(),
+        }
 
 
 def read_auth(n: Node) -> AuthBinding:
     """The `AuthBinding` of an ``auth[]`` entry; raises `PolicyFormatError` located at the member."""
     n.exactly(MEMBERS["auth"])
-    return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(),
-                       location=n.get("in").choice(AuthLocation), wire_name=n.get("name").text(), secret=n.get("secret").text(),
-                       scopes=n.get("scopes").tuple_of(Node.text),
-                       per_caller=_read_per_caller(n.get("per_caller")))
+    return AuthBinding(
+        scheme=n.get("scheme").text(),
+        kind=n.get("kind").text(),
+        location=n.get("in").choice(AuthLocation),
+        wire_name=n.get("name").text(),
+        secret=n.get("secret").text(),
+        scopes=n.get("scopes").tuple_of(Node.text),
+        per_caller=_read_per_caller(n.get("per_caller")),
+    )
 
 
 def _read_per_caller(n: Node) -> PerCaller | None:
     if n.value is None:
         return None
     n.exactly(MEMBERS["per_caller"])
-    return PerCaller(via=n.get("via").choice(PerCallerVia), audience=n.get("audience").opt_text(),
-                     resource=n.get("resource").opt_text(), scope=n.get("scope").opt_text(),
-                     service_secret=n.get("service_secret").choice(ServiceSecretUse))
+    return PerCaller(
+        via=n.get("via").choice(PerCallerVia),
+        audience=n.get("audience").opt_text(),
+        resource=n.get("resource").opt_text(),
+        scope=n.get("scope").opt_text(),
+        service_secret=n.get("service_secret").choice(ServiceSecretUse),
+    )

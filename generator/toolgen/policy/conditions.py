@@ -36,7 +36,15 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CALLER_TYPE", "Condition", "ConditionProblem", "check", "compile_condition", "implies", "schema_type"]
+__all__ = [
+    "CALLER_TYPE",
+    "Condition",
+    "ConditionProblem",
+    "check",
+    "compile_condition",
+    "implies",
+    "schema_type",
+]
 
 #: The most argument values a condition is evaluated on (converting each to CEL takes about 15 us).
 MAX_VALUES = 20_000
@@ -179,10 +187,19 @@ class _Checker:
             return "bool"
         if op in ("relation_eq", "relation_ne") and "null" in (left, right):
             return "bool"
-        sign = {"relation_lt": "<", "relation_le": "<=", "relation_gt": ">", "relation_ge": ">=",
-                "relation_eq": "==", "relation_ne": "!="}[op]
-        raise _Refused(f"{_shown(left)} {sign} {_shown(right)} compares values of different types "
-                       "(numbers compare with numbers, strings with strings)", node)
+        sign = {
+            "relation_lt": "<",
+            "relation_le": "<=",
+            "relation_gt": ">",
+            "relation_ge": ">=",
+            "relation_eq": "==",
+            "relation_ne": "!=",
+        }[op]
+        raise _Refused(
+            f"{_shown(left)} {sign} {_shown(right)} compares values of different types "
+            "(numbers compare with numbers, strings with strings)",
+            node,
+        )
 
     def _in(self, left: CelType, right: CelType, where: Any) -> CelType:
         if right == "dyn":
@@ -201,12 +218,17 @@ class _Checker:
         left, right = self.type_of(operator.children[0]), self.type_of(right_node)
         if "dyn" in (left, right):
             return "dyn"
-        if left == right and (left in _NUMERIC or (operator.data == "addition_add" and (
-                left in ("string", "bytes") or isinstance(left, tuple)))):
+        if left == right and (
+            left in _NUMERIC
+            or (operator.data == "addition_add" and (left in ("string", "bytes") or isinstance(left, tuple)))
+        ):
             return left
         if left in _NUMERIC and right in _NUMERIC:
-            raise _Refused(f"{_shown(left)} and {_shown(right)} do not mix in arithmetic: convert one "
-                           "(double(x), int(x)) or write the literal as the other (50000.0)", node)
+            raise _Refused(
+                f"{_shown(left)} and {_shown(right)} do not mix in arithmetic: convert one "
+                "(double(x), int(x)) or write the literal as the other (50000.0)",
+                node,
+            )
         raise _Refused(f"no arithmetic of {_shown(left)} and {_shown(right)}", node)
 
     def _multiplication(self, node: Any) -> CelType:
@@ -216,10 +238,17 @@ class _Checker:
         left, right = self.type_of(operator.children[0]), self.type_of(right_node)
         if "dyn" in (left, right):
             return "dyn"
-        if left == right and left in _NUMERIC and not (operator.data == "multiplication_mod" and left == "double"):
+        if (
+            left == right
+            and left in _NUMERIC
+            and not (operator.data == "multiplication_mod" and left == "double")
+        ):
             return left
-        raise _Refused(f"no {str(operator.data).split('_')[1]} of {_shown(left)} and {_shown(right)}"
-                       + (": convert one (double(x), int(x))" if {left, right} <= _NUMERIC else ""), node)
+        raise _Refused(
+            f"no {str(operator.data).split('_')[1]} of {_shown(left)} and {_shown(right)}"
+            + (": convert one (double(x), int(x))" if {left, right} <= _NUMERIC else ""),
+            node,
+        )
 
     def _unary(self, node: Any) -> CelType:
         if len(node.children) == 1:
@@ -244,8 +273,10 @@ class _Checker:
         if isinstance(kind, dict):
             if name not in kind:
                 known = ", ".join(sorted(kind)) or "none"
-                raise _Refused(f"{_source(target)} has no member {name!r} (its members: {known})",
-                               node.children[1] if len(getattr(node, "children", ())) > 1 else node)
+                raise _Refused(
+                    f"{_source(target)} has no member {name!r} (its members: {known})",
+                    node.children[1] if len(getattr(node, "children", ())) > 1 else node,
+                )
             return kind[name]
         if kind == "dyn" or (isinstance(kind, tuple) and kind[0] == "map"):
             return "dyn" if kind == "dyn" else kind[1]
@@ -265,14 +296,18 @@ class _Checker:
         if isinstance(kind, dict):  # args["in"]: a member whose name CEL reserves, by a string literal
             literal = _unwrap(index)
             if literal is not None and literal.data == "literal" and literal.children[0].type == "STRING_LIT":
-                return self._field(kind, str(ast.literal_eval(str(literal.children[0]).lstrip("rR"))), node, target)
+                return self._field(
+                    kind, str(ast.literal_eval(str(literal.children[0]).lstrip("rR"))), node, target
+                )
             if key in ("string", "dyn"):
                 return "dyn"
         raise _Refused(f"a {_shown(kind)} cannot be indexed by {_shown(key)}", node)
 
     def _member_dot_arg(self, node: Any) -> CelType:
         target, name = node.children[0], str(node.children[1])
-        params = list(node.children[2].children) if len(node.children) > 2 and node.children[2] is not None else []
+        params = (
+            list(node.children[2].children) if len(node.children) > 2 and node.children[2] is not None else []
+        )
         kind = self.type_of(target)
         if name in _MACROS_BOOL | {"map", "filter"}:
             return self._macro(name, kind, params, node)
@@ -311,7 +346,9 @@ class _Checker:
 
     def _ident_arg(self, node: Any) -> CelType:
         name = str(node.children[0])
-        params = list(node.children[1].children) if len(node.children) > 1 and node.children[1] is not None else []
+        params = (
+            list(node.children[1].children) if len(node.children) > 1 and node.children[1] is not None else []
+        )
         if name == "has" and len(params) == 1:
             inner = _unwrap(params[0])
             if inner is None or inner.data != "member_dot":
@@ -330,18 +367,29 @@ class _Checker:
     def _ident(self, node: Any) -> CelType:
         name = str(node.children[0])
         if name not in self.names:
-            raise _Refused(f"unknown name {name!r}: the condition reads args.<argument>, caller.id and "
-                           "caller.scopes", node)
+            raise _Refused(
+                f"unknown name {name!r}: the condition reads args.<argument>, caller.id and caller.scopes",
+                node,
+            )
         return self.names[name]
 
     def _literal(self, node: Any) -> CelType:
         token = node.children[0]
-        return {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRING_LIT": "string",
-                "MLSTRING_LIT": "string", "BYTES_LIT": "bytes", "BOOL_LIT": "bool",
-                "NULL_LIT": "null"}.get(str(token.type), "dyn")
+        return {
+            "INT_LIT": "int",
+            "UINT_LIT": "uint",
+            "FLOAT_LIT": "double",
+            "STRING_LIT": "string",
+            "MLSTRING_LIT": "string",
+            "BYTES_LIT": "bytes",
+            "BOOL_LIT": "bool",
+            "NULL_LIT": "null",
+        }.get(str(token.type), "dyn")
 
     def _list_lit(self, node: Any) -> CelType:
-        items = [self.type_of(c) for c in node.children[0].children] if node.children and node.children[0] else []
+        items = (
+            [self.type_of(c) for c in node.children[0].children] if node.children and node.children[0] else []
+        )
         return ("list", items[0] if items and all(i == items[0] for i in items) else "dyn")
 
     def _map_lit(self, node: Any) -> CelType:
@@ -353,9 +401,22 @@ class _Checker:
 
 def _unwrap(node: Any) -> Any:
     """The single innermost node of a chain of one-child wrappers (expr, relation, ..., member)."""
-    while hasattr(node, "data") and node.data in (
-            "expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary",
-            "member", "primary") and len(node.children) == 1:
+    while (
+        hasattr(node, "data")
+        and node.data
+        in (
+            "expr",
+            "conditionalor",
+            "conditionaland",
+            "relation",
+            "addition",
+            "multiplication",
+            "unary",
+            "member",
+            "primary",
+        )
+        and len(node.children) == 1
+    ):
         node = node.children[0]
     return node if hasattr(node, "data") else None
 
@@ -390,7 +451,7 @@ def _parse(text: str) -> Any:
     except CELParseError as exc:
         line, column = int(exc.line or 1), int(exc.column or 1)
         lines = text.splitlines() or [""]
-        rest = lines[line - 1][column - 1:] if line <= len(lines) else ""
+        rest = lines[line - 1][column - 1 :] if line <= len(lines) else ""
         found = f"at {rest[:20]!r}" if rest.strip() else "at the end of the expression"
         raise _Located(f"syntax error {found}: not a CEL expression", line, column) from None
 
@@ -407,7 +468,9 @@ def check(text: str, input_schema: Any) -> list[ConditionProblem]:
     compared, a function the checker does not know) or a result that is not ``bool``; empty when it
     is sound. Each problem's line and column are within `text`."""
     if not isinstance(text, str) or not text.strip():
-        return [ConditionProblem("an empty condition: write a CEL expression such as args.amount > 50000", 1, 1)]
+        return [
+            ConditionProblem("an empty condition: write a CEL expression such as args.amount > 50000", 1, 1)
+        ]
     try:
         tree = _parse(text)
         args = schema_type(input_schema)
@@ -432,7 +495,9 @@ class Condition:
     #: how deep its comprehension macros nest (0: none), for the budget (`MAX_VISITS`)
     depth: int = 0
 
-    def holds(self, args: dict[str, Any], caller_id: str, scopes: list[str] | tuple[str, ...]) -> tuple[bool, str]:
+    def holds(
+        self, args: dict[str, Any], caller_id: str, scopes: list[str] | tuple[str, ...]
+    ) -> tuple[bool, str]:
         """``(approval required, why)``: the expression's value on `args` (the canonical arguments)
         and the caller; ``(True, "evaluation failed: ...")`` when it fails or is not a bool (fail
         closed), or without evaluating when that would exceed `MAX_VALUES` or `MAX_VISITS`. Never
@@ -443,8 +508,10 @@ class Condition:
         try:
             from celpy.adapter import json_to_cel
 
-            activation = {"args": _typed(args, self.types),
-                          "caller": json_to_cel({"id": str(caller_id), "scopes": [str(s) for s in scopes]})}
+            activation = {
+                "args": _typed(args, self.types),
+                "caller": json_to_cel({"id": str(caller_id), "scopes": [str(s) for s in scopes]}),
+            }
             value = self.program.evaluate(activation)
         except Exception as exc:  # noqa: BLE001 - any evaluation error requires approval (fail closed)
             return True, f"evaluation failed ({type(exc).__name__})"
@@ -461,7 +528,9 @@ def compile_condition(text: str, input_schema: Any) -> Condition:
     problems = check(text, input_schema)
     if problems:
         first = problems[0]
-        raise ValueError(f"approval condition {text!r}: {first.message} (line {first.line}, column {first.column})")
+        raise ValueError(
+            f"approval condition {text!r}: {first.message} (line {first.line}, column {first.column})"
+        )
     tree = _parse(text)
     return Condition(text, schema_type(input_schema), _environment().program(tree), _macro_depth(tree))
 
@@ -512,8 +581,9 @@ def _typed(value: Any, kind: CelType) -> Any:
         return json_to_cel(value)
     if isinstance(value, dict):
         members = kind if isinstance(kind, dict) else {}
-        return celtypes.MapType({celtypes.StringType(str(k)): _typed(v, members.get(str(k), "dyn"))
-                                 for k, v in value.items()})
+        return celtypes.MapType(
+            {celtypes.StringType(str(k)): _typed(v, members.get(str(k), "dyn")) for k, v in value.items()}
+        )
     if isinstance(value, list):
         inner = kind[1] if isinstance(kind, tuple) else "dyn"
         return celtypes.ListType([_typed(v, inner) for v in value])
@@ -524,9 +594,23 @@ def _parts(tree: Any, rule: str) -> list[Any]:
     """The operands of a chain of `rule` (``conditionalor``: the disjuncts, ``conditionaland``: the
     conjuncts) under `tree`, each with its one-child wrappers and parentheses taken off."""
     node = tree
-    while hasattr(node, "data") and len(node.children) == 1 and node.data in (
-            "expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member",
-            "primary", "paren_expr"):
+    while (
+        hasattr(node, "data")
+        and len(node.children) == 1
+        and node.data
+        in (
+            "expr",
+            "conditionalor",
+            "conditionaland",
+            "relation",
+            "addition",
+            "multiplication",
+            "unary",
+            "member",
+            "primary",
+            "paren_expr",
+        )
+    ):
         node = node.children[0]
     if hasattr(node, "data") and node.data == rule:
         return _parts(node.children[0], rule) + _parts(node.children[1], rule)
@@ -553,5 +637,7 @@ def implies(old: str, new: str) -> bool:
     conjuncts = {_plain(c) for c in _parts(old_tree, "conditionaland")}
     if {_plain(c) for c in _parts(new_tree, "conditionaland")} <= conjuncts:
         return True
-    return any({_plain(c) for c in _parts(d, "conditionaland")} <= conjuncts
-               for d in _parts(new_tree, "conditionalor"))
+    return any(
+        {_plain(c) for c in _parts(d, "conditionaland")} <= conjuncts
+        for d in _parts(new_tree, "conditionalor")
+    )

@@ -98,9 +98,15 @@ class CompositeStep:
     output_schema: JSON | None
 
     def to_json(self) -> dict[str, JSON]:
-        return {"id": self.id, "when": self.when, "needs": list(self.needs),
-                "args": {k: v.to_json() for k, v in self.args.items()}, "row": self.row.to_json(),
-                "input_schema": self.input_schema, "output_schema": self.output_schema}
+        return {
+            "id": self.id,
+            "when": self.when,
+            "needs": list(self.needs),
+            "args": {k: v.to_json() for k, v in self.args.items()},
+            "row": self.row.to_json(),
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+        }
 
 
 @dataclass(frozen=True)
@@ -118,9 +124,12 @@ class CompositePlan:
     output: Mapping[str, MappingValue]
 
     def to_json(self) -> dict[str, JSON]:
-        return {"pattern": self.pattern, "switch": None if self.switch is None else self.switch.to_json(),
-                "steps": [s.to_json() for s in self.steps],
-                "output": {k: v.to_json() for k, v in self.output.items()}}
+        return {
+            "pattern": self.pattern,
+            "switch": None if self.switch is None else self.switch.to_json(),
+            "steps": [s.to_json() for s in self.steps],
+            "output": {k: v.to_json() for k, v in self.output.items()},
+        }
 
     def step(self, step_id: str) -> CompositeStep | None:
         """The step of that id, or None."""
@@ -195,8 +204,9 @@ class PolicyRow:
             "effect": self.effect,
             "intent": self.intent,
             "pair": self.pair,
-            "operation": None if self.composite is not None else {
-                "id": self.operation_id, "method": self.method, "path": self.path},
+            "operation": None
+            if self.composite is not None
+            else {"id": self.operation_id, "method": self.method, "path": self.path},
             "permission": list(self.permission),
             "approval": self.approval,
             "approval_when": self.approval_when,
@@ -215,13 +225,18 @@ class PolicyRow:
                 "max_body_bytes": self.max_body_bytes,
             },
             "success_status": list(self.success_status),
-            "dialect_rewrites": {d: [dict(r) for r in records] for d, records in sorted(self.dialect_rewrites.items())},
-            "record": None if self.mode != "record" else {
-                "arguments": self.record_arguments or "full", "preview_ttl_s": self.preview_ttl_s},
+            "dialect_rewrites": {
+                d: [dict(r) for r in records] for d, records in sorted(self.dialect_rewrites.items())
+            },
+            "record": None
+            if self.mode != "record"
+            else {"arguments": self.record_arguments or "full", "preview_ttl_s": self.preview_ttl_s},
             "narrowed": [n.to_json() for n in self.narrowed],
             "toolset": self.toolset,
             "loading": self.loading,
-            "keywords": list(self.keywords), "examples": list(self.examples), "not_for": self.not_for,
+            "keywords": list(self.keywords),
+            "examples": list(self.examples),
+            "not_for": self.not_for,
             "composite": None if self.composite is None else self.composite.to_json(),
         }
 
@@ -240,8 +255,13 @@ class Toolset:
     examples: tuple[str, ...] = ()  # intent-map `toolsets.<name>.examples`: indexed with each of its tools
 
     def to_json(self) -> dict[str, JSON]:
-        return {"name": self.name, "description": self.description, "loading": self.loading, "origin": self.origin,
-                "examples": list(self.examples)}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "loading": self.loading,
+            "origin": self.origin,
+            "examples": list(self.examples),
+        }
 
 
 @dataclass(frozen=True)
@@ -339,7 +359,7 @@ def _read_mapping(n: Node) -> MappingValue:
     if "$literal" in members:
         n.exactly(MEMBERS["literal"])
         return LiteralValue(_read_literal_member(n.get("$literal")))
-    raise n.fail("expected a reference {\"$ref\": ...} or a literal {\"$literal\": ...}")
+    raise n.fail('expected a reference {"$ref": ...} or a literal {"$literal": ...}')
 
 
 def _read_mappings(n: Node) -> dict[str, MappingValue]:
@@ -352,9 +372,14 @@ def _read_step(n: Node) -> CompositeStep:
     output_schema = n.get("output_schema")
     _ = None if output_schema.value is None else output_schema.obj()
     read = CompositeStep(
-        id=n.get("id").text(), when=n.get("when").opt_text(), needs=n.get("needs").tuple_of(Node.text),
-        args=_read_mappings(n.get("args")), row=_read_row(row), input_schema=n.get("input_schema").obj(),
-        output_schema=output_schema.value)
+        id=n.get("id").text(),
+        when=n.get("when").opt_text(),
+        needs=n.get("needs").tuple_of(Node.text),
+        args=_read_mappings(n.get("args")),
+        row=_read_row(row),
+        input_schema=n.get("input_schema").obj(),
+        output_schema=output_schema.value,
+    )
     if read.row.composite is not None:
         raise row.fail("a step row is the row of one operation; it holds no composite plan", "composite")
     return read
@@ -368,14 +393,19 @@ def _read_composite(n: Node) -> CompositePlan | None:
     ref = None if switch.value is None else _read_ref(switch)
     if ref is not None and not isinstance(ref, InputRef):
         raise switch.fail("the switch is a reference to the composite's input", "$ref")
-    plan = CompositePlan(pattern=n.get("pattern").choice(CompositePattern), switch=ref,
-                         steps=steps.tuple_of(_read_step), output=_read_mappings(n.get("output")))
+    plan = CompositePlan(
+        pattern=n.get("pattern").choice(CompositePattern),
+        switch=ref,
+        steps=steps.tuple_of(_read_step),
+        output=_read_mappings(n.get("output")),
+    )
     seen: set[str] = set()
     for index, (node, step) in enumerate(zip(steps.items(), plan.steps, strict=True)):
         for need in step.needs:
             if need not in seen:
-                raise node.fail(f"step {step.id!r} needs {need!r}, which is not an earlier step of the plan",
-                                "needs")
+                raise node.fail(
+                    f"step {step.id!r} needs {need!r}, which is not an earlier step of the plan", "needs"
+                )
         if step.id in seen:
             raise node.fail(f"step id {step.id!r} is used twice (steps/{index})", "id")
         seen.add(step.id)
@@ -389,14 +419,21 @@ def _read_row(n: Node) -> PolicyRow:
     composite = _read_composite(n.get("composite"))
     operation, request = n.get("operation"), n.get("request")
     if (operation.value is None) == (composite is None):
-        raise (n.fail("a composite tool's row has no operation (`operation: null`)", "operation") if composite
-               else n.fail("a row without an operation is a composite tool's and needs its `composite` plan",
-                           "composite"))
+        raise (
+            n.fail("a composite tool's row has no operation (`operation: null`)", "operation")
+            if composite
+            else n.fail(
+                "a row without an operation is a composite tool's and needs its `composite` plan", "composite"
+            )
+        )
     op_id = method = path = ""
     if operation.value is not None:
         operation.exactly(MEMBERS["operation"])
-        op_id, method, path = (operation.get("id").text(), operation.get("method").text(),
-                               operation.get("path").text())
+        op_id, method, path = (
+            operation.get("id").text(),
+            operation.get("method").text(),
+            operation.get("path").text(),
+        )
     record = n.get("record")
     request.exactly(MEMBERS["request"])
     record_arguments: RecordArguments | None = None
@@ -412,37 +449,62 @@ def _read_row(n: Node) -> PolicyRow:
     if (effect == "read") != (mode != "record"):
         # only a record row writes: a read or preview row the runtime sends without an approval, a
         # receipt or a key, so one that says it writes would send its write ungated
-        raise n.fail(f"a {mode} row's effect is {'read' if mode != 'record' else 'write or destructive'}, "
-                     f"not {effect}", "effect")
+        raise n.fail(
+            f"a {mode} row's effect is {'read' if mode != 'record' else 'write or destructive'}, "
+            f"not {effect}",
+            "effect",
+        )
     if mode != "record" and approval != "never":
-        raise n.fail(f"a {mode} row's approval is never (approval gates record rows only), not {approval}",
-                     "approval")
+        raise n.fail(
+            f"a {mode} row's approval is never (approval gates record rows only), not {approval}", "approval"
+        )
     return PolicyRow(
-        tool=tool, mode=mode, effect=effect,
-        operation_id=op_id, method=method, path=path, permission=n.get("permission").tuple_of(Node.text),
-        approval=approval, idempotency=read_idempotency(n.get("idempotency")),
-        retry=read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
-        pagination=read_pagination(n.get("pagination")), output=read_output(n.get("output")),
+        tool=tool,
+        mode=mode,
+        effect=effect,
+        operation_id=op_id,
+        method=method,
+        path=path,
+        permission=n.get("permission").tuple_of(Node.text),
+        approval=approval,
+        idempotency=read_idempotency(n.get("idempotency")),
+        retry=read_retry(n.get("retry")),
+        timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
+        pagination=read_pagination(n.get("pagination")),
+        output=read_output(n.get("output")),
         auth=n.get("auth").tuple_of(read_auth),
         body_encoding=request.get("encoding").choice(BodyEncoding),
         body_content_type=request.get("content_type").opt_text(),
-        bindings=request.get("bindings").tuple_of(read_binding), fixed=request.get("fixed").tuple_of(read_fixed),
+        bindings=request.get("bindings").tuple_of(read_binding),
+        fixed=request.get("fixed").tuple_of(read_fixed),
         max_body_bytes=_read_body_limit(request.get("max_body_bytes")),
-        pair=n.get("pair").opt_text(), intent=n.get("intent").text(),
+        pair=n.get("pair").opt_text(),
+        intent=n.get("intent").text(),
         success_status=n.get("success_status").tuple_of(Node.integer),
-        record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
-        narrowed=n.get("narrowed").tuple_of(read_narrowed), toolset=n.get("toolset").opt_text(),
-        loading=n.get("loading").choice(Loading), keywords=n.get("keywords").tuple_of(Node.text),
-        examples=n.get("examples").tuple_of(Node.text), not_for=n.get("not_for").opt_text(),
-        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite,
-        approval_when=read_approval_when(n.get("approval_when"), mode, approval), limits=read_limits(n.get("limits")))
+        record_arguments=record_arguments,
+        preview_ttl_s=preview_ttl_s,
+        narrowed=n.get("narrowed").tuple_of(read_narrowed),
+        toolset=n.get("toolset").opt_text(),
+        loading=n.get("loading").choice(Loading),
+        keywords=n.get("keywords").tuple_of(Node.text),
+        examples=n.get("examples").tuple_of(Node.text),
+        not_for=n.get("not_for").opt_text(),
+        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")),
+        composite=composite,
+        approval_when=read_approval_when(n.get("approval_when"), mode, approval),
+        limits=read_limits(n.get("limits")),
+    )
 
 
 def _read_toolset(n: Node) -> Toolset:
     n.exactly(MEMBERS["toolset"])
-    return Toolset(name=n.get("name").text(), description=n.get("description").text(),
-                   loading=n.get("loading").choice(Loading), origin=n.get("origin").choice(ToolsetOrigin),
-                   examples=n.get("examples").tuple_of(Node.text))
+    return Toolset(
+        name=n.get("name").text(),
+        description=n.get("description").text(),
+        loading=n.get("loading").choice(Loading),
+        origin=n.get("origin").choice(ToolsetOrigin),
+        examples=n.get("examples").tuple_of(Node.text),
+    )
 
 
 def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
@@ -456,8 +518,12 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
     if version.value != FORMAT_VERSION:
         raise version.fail(
             f"policy format {shown(version.value)} is not the format {FORMAT_VERSION} this toolgen reads",
-            hint=("rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
-                  if isinstance(version.value, int) and not isinstance(version.value, bool) else REBUILD))
+            hint=(
+                "rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
+                if isinstance(version.value, int) and not isinstance(version.value, bool)
+                else REBUILD
+            ),
+        )
     root.exactly(MEMBERS["table"])
     rows: list[PolicyRow] = []
     seen: set[str] = set()
@@ -468,9 +534,15 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
         seen.add(row.tool)
         rows.append(row)
     return PolicyTable(
-        api=root.get("api").text(), title=root.get("title").text(), version=root.get("version").text(),
-        base_url=root.get("base_url").text(), spec=root.get("spec").text(), tools=tuple(rows),
-        toolsets=root.get("toolsets").tuple_of(_read_toolset), format=FORMAT_VERSION)
+        api=root.get("api").text(),
+        title=root.get("title").text(),
+        version=root.get("version").text(),
+        base_url=root.get("base_url").text(),
+        spec=root.get("spec").text(),
+        tools=tuple(rows),
+        toolsets=root.get("toolsets").tuple_of(_read_toolset),
+        format=FORMAT_VERSION,
+    )
 
 
 def read_policy(path: str | os.PathLike[str], file: str | None = None) -> PolicyTable:

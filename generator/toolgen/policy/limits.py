@@ -48,7 +48,13 @@ class Limit:
     sum_arg: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"per": self.per, "kind": self.kind, "max": self.max, "sum": self.sum_arg, "window_s": self.window_s}
+        return {
+            "per": self.per,
+            "kind": self.kind,
+            "max": self.max,
+            "sum": self.sum_arg,
+            "window_s": self.window_s,
+        }
 
     @property
     def digest(self) -> str:
@@ -79,8 +85,13 @@ def _read_limit(n: Node) -> Limit:
     sum_arg = summed.opt_text()
     if (kind == "sum") != (sum_arg is not None):
         raise summed.fail("a sum limit names the argument it adds up; other limits hold null")
-    return Limit(per=n.get("per").choice(LimitPer), kind=kind, max=n.get("max").between(1, MAX_LIMIT),
-                 window_s=window_s, sum_arg=sum_arg)
+    return Limit(
+        per=n.get("per").choice(LimitPer),
+        kind=kind,
+        max=n.get("max").between(1, MAX_LIMIT),
+        window_s=window_s,
+        sum_arg=sum_arg,
+    )
 
 
 def read_limits(n: Node) -> tuple[Limit, ...]:

@@ -26,7 +26,9 @@ class PolicyFormatError(ValueError):
 
     def diagnostic(self, code: str = "policy-format-invalid") -> Diagnostic:
         """The error as a located `Diagnostic` (severity error)."""
-        return Diagnostic(code, "error", self.message, SourceLocation(self.file, pointer=self.pointer), self.hint)
+        return Diagnostic(
+            code, "error", self.message, SourceLocation(self.file, pointer=self.pointer), self.hint
+        )
 
 
 #: the hint of a malformed member: policy.json is generated
@@ -134,8 +136,10 @@ def shown(value: JSON, limit: int = 80) -> str:
     try:
         text = repr(value)
     except ValueError:
-        return f"{'-' if value < 0 else ''}an integer of about {int(abs(value).bit_length() * 0.30103)} digits"
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+        return (
+            f"{'-' if value < 0 else ''}an integer of about {int(abs(value).bit_length() * 0.30103)} digits"
+        )
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def kind_of(value: JSON) -> str:
@@ -147,7 +151,13 @@ def kind_of(value: JSON) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
-    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+    return (
+        "an array"
+        if isinstance(value, list)
+        else "an object"
+        if isinstance(value, dict)
+        else type(value).__name__
+    )
 
 
 def one_of_each(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
@@ -167,4 +177,14 @@ def no_constant(name: str) -> JSON:
     raise ValueError(f"{name} is not a JSON number")
 
 
-__all__ = ["JSON", "MISSING", "REBUILD", "Node", "PolicyFormatError", "kind_of", "no_constant", "one_of_each", "shown"]
+__all__ = [
+    "JSON",
+    "MISSING",
+    "REBUILD",
+    "Node",
+    "PolicyFormatError",
+    "kind_of",
+    "no_constant",
+    "one_of_each",
+    "shown",
+]

@@ -52,9 +52,17 @@ class ArgBinding:
     reserved: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, JSON]:
-        return {"arg": self.arg, "in": self.location, "name": self.wire_name, "required": self.required,
-                "null": self.null_means, "style": self.style, "explode": self.explode,
-                "content_type": self.content_type, "reserved": list(self.reserved)}
+        return {
+            "arg": self.arg,
+            "in": self.location,
+            "name": self.wire_name,
+            "required": self.required,
+            "null": self.null_means,
+            "style": self.style,
+            "explode": self.explode,
+            "content_type": self.content_type,
+            "reserved": list(self.reserved),
+        }
 
 
 @dataclass(frozen=True)
@@ -96,8 +104,12 @@ class Idempotency:
         return self.send_in != "none"
 
     def to_json(self) -> dict[str, JSON]:
-        return {"arg": self.arg, "in": self.send_in, "name": self.wire_name,
-                "honoured_by_api": bool(self.honoured_by_api)}
+        return {
+            "arg": self.arg,
+            "in": self.send_in,
+            "name": self.wire_name,
+            "honoured_by_api": bool(self.honoured_by_api),
+        }
 
 
 @dataclass(frozen=True)
@@ -164,8 +176,12 @@ class Retry:
     on: tuple[str, ...]
 
     def to_json(self) -> dict[str, JSON]:
-        return {"max_attempts": self.max_attempts, "backoff_ms": self.backoff_ms,
-                "deadline_ms": self.deadline_ms, "on": list(self.on)}
+        return {
+            "max_attempts": self.max_attempts,
+            "backoff_ms": self.backoff_ms,
+            "deadline_ms": self.deadline_ms,
+            "on": list(self.on),
+        }
 
 
 @dataclass(frozen=True)
@@ -196,9 +212,16 @@ class OutputPolicy:
     redirect: Redirect | None = None
 
     def to_json(self) -> dict[str, JSON]:
-        return {"fields": list(self.fields), "max_bytes": self.max_bytes, "redact": list(self.redact),
-                "schema_mode": self.schema_mode, "shape": self.shape, "body": self.body, "accept": self.accept,
-                "redirect": self.redirect}
+        return {
+            "fields": list(self.fields),
+            "max_bytes": self.max_bytes,
+            "redact": list(self.redact),
+            "schema_mode": self.schema_mode,
+            "shape": self.shape,
+            "body": self.body,
+            "accept": self.accept,
+            "redirect": self.redirect,
+        }
 
 
 @dataclass(frozen=True)
@@ -213,30 +236,49 @@ class NarrowedArg:
     hidden: bool = False
 
     def to_json(self) -> dict[str, JSON]:
-        return {"arg": self.arg, "schema": self.schema, "description": self.description, "hidden": self.hidden}
+        return {
+            "arg": self.arg,
+            "schema": self.schema,
+            "description": self.description,
+            "hidden": self.hidden,
+        }
 
 
 def read_binding(n: Node) -> ArgBinding:
     n.exactly(MEMBERS["binding"])
     return ArgBinding(
-        arg=n.get("arg").text(), location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
-        required=n.get("required").flag(), null_means=n.get("null").choice(NullMeans),
-        style=n.get("style").opt_text(), explode=n.get("explode").opt_flag(),
-        content_type=n.get("content_type").opt_text(), reserved=n.get("reserved").tuple_of(Node.text))
+        arg=n.get("arg").text(),
+        location=n.get("in").choice(ArgLocation),
+        wire_name=n.get("name").text(),
+        required=n.get("required").flag(),
+        null_means=n.get("null").choice(NullMeans),
+        style=n.get("style").opt_text(),
+        explode=n.get("explode").opt_flag(),
+        content_type=n.get("content_type").opt_text(),
+        reserved=n.get("reserved").tuple_of(Node.text),
+    )
 
 
 def read_fixed(n: Node) -> FixedValue:
     n.exactly(MEMBERS["fixed"])
-    return FixedValue(location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
-                      value=n.get("value").value, source=n.get("source").text())
+    return FixedValue(
+        location=n.get("in").choice(ArgLocation),
+        wire_name=n.get("name").text(),
+        value=n.get("value").value,
+        source=n.get("source").text(),
+    )
 
 
 def read_idempotency(n: Node) -> Idempotency | None:
     if n.value is None:
         return None
     n.exactly(MEMBERS["idempotency"])
-    return Idempotency(arg=n.get("arg").text(), send_in=n.get("in").choice(IdempotencyIn),
-                       wire_name=n.get("name").opt_text(), honoured_by_api=n.get("honoured_by_api").flag())
+    return Idempotency(
+        arg=n.get("arg").text(),
+        send_in=n.get("in").choice(IdempotencyIn),
+        wire_name=n.get("name").opt_text(),
+        honoured_by_api=n.get("honoured_by_api").flag(),
+    )
 
 
 def read_pagination(n: Node) -> Pagination | None:
@@ -246,21 +288,31 @@ def read_pagination(n: Node) -> Pagination | None:
     largest = n.get("max_page_size").between(1, MAX_PAGE_SIZE)
     least = n.get("min_page_size").between(1, largest)
     return Pagination(
-        style=n.get("style").choice(PaginationStyle), items_field=n.get("items").text(),
-        cursor_param=n.get("cursor_param").opt_text(), limit_param=n.get("limit_param").opt_text(),
-        next_field=n.get("next_field").opt_text(), has_more_field=n.get("has_more_field").opt_text(),
+        style=n.get("style").choice(PaginationStyle),
+        items_field=n.get("items").text(),
+        cursor_param=n.get("cursor_param").opt_text(),
+        limit_param=n.get("limit_param").opt_text(),
+        next_field=n.get("next_field").opt_text(),
+        has_more_field=n.get("has_more_field").opt_text(),
         cursor_from_item=n.get("cursor_from_item").opt_text(),
-        default_page_size=n.get("default_page_size").between(least, largest), max_page_size=largest,
-        min_page_size=least, first_position=n.get("first_position").opt_integer(),
-        first_required=n.get("first_required").flag(), cursor_arg=n.get("cursor_arg").text(),
-        page_size_arg=n.get("page_size_arg").text())
+        default_page_size=n.get("default_page_size").between(least, largest),
+        max_page_size=largest,
+        min_page_size=least,
+        first_position=n.get("first_position").opt_integer(),
+        first_required=n.get("first_required").flag(),
+        cursor_arg=n.get("cursor_arg").text(),
+        page_size_arg=n.get("page_size_arg").text(),
+    )
 
 
 def read_retry(n: Node) -> Retry:
     n.exactly(MEMBERS["retry"])
-    return Retry(max_attempts=n.get("max_attempts").between(1, MAX_ATTEMPTS),
-                 backoff_ms=n.get("backoff_ms").between(0, MAX_BACKOFF_MS),
-                 deadline_ms=n.get("deadline_ms").between(1, MAX_DEADLINE_MS), on=n.get("on").tuple_of(_read_retry_on))
+    return Retry(
+        max_attempts=n.get("max_attempts").between(1, MAX_ATTEMPTS),
+        backoff_ms=n.get("backoff_ms").between(0, MAX_BACKOFF_MS),
+        deadline_ms=n.get("deadline_ms").between(1, MAX_DEADLINE_MS),
+        on=n.get("on").tuple_of(_read_retry_on),
+    )
 
 
 def _read_retry_on(n: Node) -> str:
@@ -273,16 +325,24 @@ def _read_retry_on(n: Node) -> str:
 def read_output(n: Node) -> OutputPolicy:
     n.exactly(MEMBERS["output"])
     return OutputPolicy(
-        fields=n.get("fields").tuple_of(Node.text), max_bytes=n.get("max_bytes").at_least(1),
-        redact=n.get("redact").tuple_of(Node.text), schema_mode=n.get("schema_mode").choice(SchemaMode),
-        shape=n.get("shape").choice(Shape), body=n.get("body").choice(ResponseBody),
+        fields=n.get("fields").tuple_of(Node.text),
+        max_bytes=n.get("max_bytes").at_least(1),
+        redact=n.get("redact").tuple_of(Node.text),
+        schema_mode=n.get("schema_mode").choice(SchemaMode),
+        shape=n.get("shape").choice(Shape),
+        body=n.get("body").choice(ResponseBody),
         accept=n.get("accept").opt_text(),
-        redirect=None if n.get("redirect").value is None else n.get("redirect").choice(Redirect))
+        redirect=None if n.get("redirect").value is None else n.get("redirect").choice(Redirect),
+    )
 
 
 def read_narrowed(n: Node) -> NarrowedArg:
     n.exactly(MEMBERS["narrowed"])
     schema = n.get("schema")
     _ = None if schema.value is None else schema.obj()
-    return NarrowedArg(arg=n.get("arg").text(), schema=schema.value,
-                       description=n.get("description").opt_text(), hidden=n.get("hidden").flag())
+    return NarrowedArg(
+        arg=n.get("arg").text(),
+        schema=schema.value,
+        description=n.get("description").opt_text(),
+        hidden=n.get("hidden").flag(),
+    )

@@ -42,7 +42,13 @@ class Change:
     detail: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"api": self.api, "tool": self.tool, "kind": self.kind, "risky": self.risky, "detail": self.detail}
+        return {
+            "api": self.api,
+            "tool": self.tool,
+            "kind": self.kind,
+            "risky": self.risky,
+            "detail": self.detail,
+        }
 
 
 @dataclass
@@ -64,8 +70,10 @@ def _args(tool: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
     schema: dict[str, Any] = (tool or {}).get("inputSchema") or {}
     props = schema.get("properties")
     required = schema.get("required")
-    return (props if isinstance(props, dict) else {},
-            {str(r) for r in required} if isinstance(required, list) else set())
+    return (
+        props if isinstance(props, dict) else {},
+        {str(r) for r in required} if isinstance(required, list) else set(),
+    )
 
 
 def _op(row: PolicyRow) -> str:
@@ -87,11 +95,35 @@ def _idem(row: PolicyRow) -> str:
 
 
 #: the `PolicyRow` fields a change kind of its own covers
-_COMPARED = {"tool", "mode", "effect", "operation_id", "method", "path", "permission", "approval", "idempotency",
-             "output", "pair", "intent", "record_arguments", "preview_ttl_s", "narrowed", "toolset", "loading",
-             "composite", "approval_when", "limits"}
+_COMPARED = {
+    "tool",
+    "mode",
+    "effect",
+    "operation_id",
+    "method",
+    "path",
+    "permission",
+    "approval",
+    "idempotency",
+    "output",
+    "pair",
+    "intent",
+    "record_arguments",
+    "preview_ttl_s",
+    "narrowed",
+    "toolset",
+    "loading",
+    "composite",
+    "approval_when",
+    "limits",
+}
 #: the ``policy.json`` member a field is written under, where the names differ (a "policy-changed" names members)
-_MEMBER = {"body_encoding": "request", "body_content_type": "request", "bindings": "request", "fixed": "request"}
+_MEMBER = {
+    "body_encoding": "request",
+    "body_content_type": "request",
+    "bindings": "request",
+    "fixed": "request",
+}
 
 
 def _record(row: PolicyRow) -> str:
@@ -113,25 +145,44 @@ def credential_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[_Found]:
     credential more than before (``per_caller`` removed, or its ``service_secret`` widened):
     ``credential-shared``, risky (a caller may now act as the service), or less
     (``credential-per-caller``)."""
+
     def shared(row: PolicyRow) -> dict[str, int]:
-        return {a.scheme: 2 if a.per_caller is None else _SHARED_RANK[a.per_caller.service_secret] for a in row.auth}
+        return {
+            a.scheme: 2 if a.per_caller is None else _SHARED_RANK[a.per_caller.service_secret]
+            for a in row.auth
+        }
 
     def said(rank: int | None) -> str:
-        return {None: "(none)", 0: "each caller's own", 1: "each caller's own (shared for reads)",
-                2: "shared by every caller"}[rank]
+        return {
+            None: "(none)",
+            0: "each caller's own",
+            1: "each caller's own (shared for reads)",
+            2: "shared by every caller",
+        }[rank]
 
     old, new = shared(old_row), shared(new_row)
     out: list[_Found] = []
     for scheme in sorted(set(old) & set(new)):
         if old[scheme] != new[scheme]:
             wider = new[scheme] > old[scheme]
-            out.append(("credential-shared" if wider else "credential-per-caller", wider,
-                        f"`{scheme}`: {said(old[scheme])} → {said(new[scheme])}"))
+            out.append(
+                (
+                    "credential-shared" if wider else "credential-per-caller",
+                    wider,
+                    f"`{scheme}`: {said(old[scheme])} → {said(new[scheme])}",
+                )
+            )
     return out
 
 
-def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
-                 old_tool: dict[str, Any] | None, new_tool: dict[str, Any] | None) -> list[Change]:
+def compare_tool(
+    api: str,
+    name: str,
+    old_row: PolicyRow,
+    new_row: PolicyRow,
+    old_tool: dict[str, Any] | None,
+    new_tool: dict[str, Any] | None,
+) -> list[Change]:
     """Changes of one tool present in both versions (possibly under two names): its policy (operation,
     effect, approval, permission, idempotency), its arguments, its description, its output, its record
     arguments, the intent map's narrowings, its toolset and loading, how its security schemes share
@@ -145,19 +196,36 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
     promise = _approval_promise(new_d)
     if old_row.approval == "required" and new_row.approval != "required" and promise:
         quoted = _around(new_d, promise.start(), promise.end())
-        found.append(("description-stale", True,
-                      f"approval was removed, but the description still promises it: “{quoted}”"))
-    if (old_tool or {}).get("outputSchema") != (new_tool or {}).get("outputSchema") or \
-            old_row.output != new_row.output:
-        found.append(("output-changed", False,
-                      "output schema or output policy (fields, budget, redaction) changed"))
+        found.append(
+            (
+                "description-stale",
+                True,
+                f"approval was removed, but the description still promises it: “{quoted}”",
+            )
+        )
+    if (old_tool or {}).get("outputSchema") != (new_tool or {}).get(
+        "outputSchema"
+    ) or old_row.output != new_row.output:
+        found.append(
+            ("output-changed", False, "output schema or output policy (fields, budget, redaction) changed")
+        )
     if _record(old_row) != _record(new_row):
-        found.append(("record-arguments-changed", False,
-                      f"the record tool executes {_record(old_row)} → {_record(new_row)}"))
+        found.append(
+            (
+                "record-arguments-changed",
+                False,
+                f"the record tool executes {_record(old_row)} → {_record(new_row)}",
+            )
+        )
     found += _narrowing_changes(old_row, new_row)
     if old_row.toolset != new_row.toolset:
-        found.append(("toolset-changed", False,
-                      f"toolset {old_row.toolset or '(none)'} → {new_row.toolset or '(none)'}"))
+        found.append(
+            (
+                "toolset-changed",
+                False,
+                f"toolset {old_row.toolset or '(none)'} → {new_row.toolset or '(none)'}",
+            )
+        )
     if old_row.loading != new_row.loading:
         deferred = " (now found by tool search, not listed up front)" if new_row.loading == "deferred" else ""
         found.append(("loading-changed", False, f"loading {old_row.loading} → {new_row.loading}{deferred}"))
@@ -165,8 +233,13 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
     out = [Change(api, name, kind, risky, detail) for kind, risky, detail in found]
     out.extend(compare_plans(api, name, old_row, new_row))
     out.extend(compare_gates(api, name, old_row, new_row))
-    other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
-                    if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)})
+    other = sorted(
+        {
+            _MEMBER.get(f.name, f.name)
+            for f in fields(PolicyRow)
+            if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)
+        }
+    )
     if other:
         out.append(Change(api, name, "policy-changed", False, "changed: " + ", ".join(other)))
     return out
@@ -230,9 +303,17 @@ def _narrowing_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[_Found]:
         if before == after:
             continue
         if after is None or (before is not None and before.schema is not None and after.schema is None):
-            found.append(("narrowing-removed", True, (f"`{arg}`: the intent map's narrowing was removed; "
-                                                      "the runtime now accepts every value the spec's "
-                                                      "schema accepts")))
+            found.append(
+                (
+                    "narrowing-removed",
+                    True,
+                    (
+                        f"`{arg}`: the intent map's narrowing was removed; "
+                        "the runtime now accepts every value the spec's "
+                        "schema accepts"
+                    ),
+                )
+            )
         elif before is None:
             found.append(("narrowing-added", False, f"`{arg}`: narrowed by the intent map"))
         else:
@@ -252,14 +333,35 @@ def compare_gates(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -
     if new_row.approval == "required":
         old_when = old_row.approval_when if old_row.approval == "required" else None
         new_when = new_row.approval_when
-        if old_row.approval == "required" and new_when is not None and (
-                old_when is None or not implies(old_when, new_when)):
-            out.append(Change(api, name, "approval-condition-loosened", True,
-                              f"approval asked {_when(old_when)} → {_when(new_when)} (not provably as often)"))
-        elif old_when != new_when and not (old_when is not None and new_when is not None
-                                           and implies(new_when, old_when) and implies(old_when, new_when)):
-            out.append(Change(api, name, "approval-condition-tightened", False, f"approval asked {_when(old_when)} → "
-                              f"{_when(new_when)}"))
+        if (
+            old_row.approval == "required"
+            and new_when is not None
+            and (old_when is None or not implies(old_when, new_when))
+        ):
+            out.append(
+                Change(
+                    api,
+                    name,
+                    "approval-condition-loosened",
+                    True,
+                    f"approval asked {_when(old_when)} → {_when(new_when)} (not provably as often)",
+                )
+            )
+        elif old_when != new_when and not (
+            old_when is not None
+            and new_when is not None
+            and implies(new_when, old_when)
+            and implies(old_when, new_when)
+        ):
+            out.append(
+                Change(
+                    api,
+                    name,
+                    "approval-condition-tightened",
+                    False,
+                    f"approval asked {_when(old_when)} → {_when(new_when)}",
+                )
+            )
     old_l = {(x.per, x.kind, x.sum_arg): x for x in old_row.limits}
     new_l = {(x.per, x.kind, x.sum_arg): x for x in new_row.limits}
     looser = [f"{x.describe()} removed" for k, x in old_l.items() if k not in new_l]
@@ -301,39 +403,71 @@ def compare_plans(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -
         row = step.row
         if before is None:
             writes = row.effect != "read"
-            add("composite-write-step-added" if writes else "composite-step-added", writes,
-                f"step `{step.id}`: {_step_op(row)} ({row.effect})")
+            add(
+                "composite-write-step-added" if writes else "composite-step-added",
+                writes,
+                f"step `{step.id}`: {_step_op(row)} ({row.effect})",
+            )
             continue
         was = before.row
         if _step_op(was) != _step_op(row):
-            add("composite-step-operation-changed", True, f"step `{step.id}`: {_step_op(was)} → {_step_op(row)}")
+            add(
+                "composite-step-operation-changed",
+                True,
+                f"step `{step.id}`: {_step_op(was)} → {_step_op(row)}",
+            )
         if was.effect != row.effect:
             widened = _EFFECT_RANK.get(row.effect, 0) > _EFFECT_RANK.get(was.effect, 0)
-            kind = ("composite-write-step-added" if was.effect == "read" else "composite-step-effect-widened") \
-                if widened else "composite-step-effect-narrowed"
+            kind = (
+                ("composite-write-step-added" if was.effect == "read" else "composite-step-effect-widened")
+                if widened
+                else "composite-step-effect-narrowed"
+            )
             add(kind, widened, f"step `{step.id}`: {was.effect} → {row.effect}")
         dropped = [p for p in was.permission if p not in row.permission]
         gained = [p for p in row.permission if p not in was.permission]
         if dropped:
-            add("composite-step-permission-dropped", True,
-                f"step `{step.id}`: no longer checks {', '.join(dropped)} ({_perm(was)} → {_perm(row)})")
+            add(
+                "composite-step-permission-dropped",
+                True,
+                f"step `{step.id}`: no longer checks {', '.join(dropped)} ({_perm(was)} → {_perm(row)})",
+            )
         elif gained:
             add("composite-step-permission-changed", False, f"step `{step.id}`: {_perm(was)} → {_perm(row)}")
         if was.approval == "required" and row.approval != "required":
-            add("composite-step-approval-removed", True, f"step `{step.id}`: approval required → {row.approval}")
+            add(
+                "composite-step-approval-removed",
+                True,
+                f"step `{step.id}`: approval required → {row.approval}",
+            )
         if was.idempotency is not None and row.idempotency is None:
             add("composite-step-idempotency-removed", True, f"step `{step.id}`: {_idem(was)} → none")
-        if (before.args, before.needs, before.when, before.input_schema, before.output_schema) != \
-                (step.args, step.needs, step.when, step.input_schema, step.output_schema):
+        if (before.args, before.needs, before.when, before.input_schema, before.output_schema) != (
+            step.args,
+            step.needs,
+            step.when,
+            step.input_schema,
+            step.output_schema,
+        ):
             add("composite-step-changed", False, f"step `{step.id}`: arguments, order or schemas changed")
     for step_id in sorted(set(old_steps) - {s.id for s in new_plan.steps}):
         add("composite-step-removed", False, f"step `{step_id}`: {_step_op(old_steps[step_id].row)}")
-    if [s.id for s in old_plan.steps if s.id in {t.id for t in new_plan.steps}] != \
-            [s.id for s in new_plan.steps if s.id in old_steps]:
+    if [s.id for s in old_plan.steps if s.id in {t.id for t in new_plan.steps}] != [
+        s.id for s in new_plan.steps if s.id in old_steps
+    ]:
         add("composite-plan-changed", False, "the steps run in another order")
-    if (old_plan.pattern, old_plan.switch, old_plan.output) != (new_plan.pattern, new_plan.switch, new_plan.output):
-        add("composite-plan-changed", False, f"pattern, switch or result changed ({old_plan.pattern} → "
-            f"{new_plan.pattern})" if old_plan.pattern != new_plan.pattern else "switch or result members changed")
+    if (old_plan.pattern, old_plan.switch, old_plan.output) != (
+        new_plan.pattern,
+        new_plan.switch,
+        new_plan.output,
+    ):
+        add(
+            "composite-plan-changed",
+            False,
+            f"pattern, switch or result changed ({old_plan.pattern} → {new_plan.pattern})"
+            if old_plan.pattern != new_plan.pattern
+            else "switch or result members changed",
+        )
     return out
 
 
@@ -341,7 +475,9 @@ def _step_op(row: PolicyRow) -> str:
     return f"{row.operation_id or '-'} {row.method} {row.path}"
 
 
-_APPROVAL_PROMISE = re.compile(r"\bapprov\w*|\bhuman (?:must )?(?:review|confirm|sign)\w*|\bpreview_id\b", re.IGNORECASE)
+_APPROVAL_PROMISE = re.compile(
+    r"\bapprov\w*|\bhuman (?:must )?(?:review|confirm|sign)\w*|\bpreview_id\b", re.IGNORECASE
+)
 _NEGATED = re.compile(r"\b(?:no|not|never|without)\s+$", re.IGNORECASE)
 
 
@@ -353,6 +489,8 @@ def _approval_promise(description: str) -> re.Match[str] | None:
         if not _NEGATED.search(description, 0, match.start()):
             return match
     return None
+
+
 SHOWN = 80  # characters of each side of a changed description
 
 
@@ -427,21 +565,42 @@ def diff_surfaces(old: dict[str, Surface], new: dict[str, Surface]) -> DiffResul
                 added.remove(match)
         for name in removed:
             row = o.rows[name]
-            result.changes.append(Change(api, name, "tool-removed", True,
-                                         f"{row.mode} tool for {_op(row)} removed (callers break)"))
+            result.changes.append(
+                Change(
+                    api, name, "tool-removed", True, f"{row.mode} tool for {_op(row)} removed (callers break)"
+                )
+            )
         for name in added:
             row = n.rows[name]
             writes = row.mode == "record"
-            detail = f"new {row.effect} tool for {_op(row)}" + (f", approval {row.approval}" if writes else "")
+            detail = f"new {row.effect} tool for {_op(row)}" + (
+                f", approval {row.approval}" if writes else ""
+            )
             result.changes.append(Change(api, name, "tool-added", writes, detail))
         for old_name, new_name in pairs:
-            result.changes.append(Change(api, new_name, "tool-renamed", True,
-                                         f"`{old_name}` → `{new_name}` ({_op(n.rows[new_name])}; callers break)"))
-            result.changes.extend(compare_tool(api, new_name, o.rows[old_name], n.rows[new_name],
-                                               o.tools.get(old_name), n.tools.get(new_name)))
+            result.changes.append(
+                Change(
+                    api,
+                    new_name,
+                    "tool-renamed",
+                    True,
+                    f"`{old_name}` → `{new_name}` ({_op(n.rows[new_name])}; callers break)",
+                )
+            )
+            result.changes.extend(
+                compare_tool(
+                    api,
+                    new_name,
+                    o.rows[old_name],
+                    n.rows[new_name],
+                    o.tools.get(old_name),
+                    n.tools.get(new_name),
+                )
+            )
         for name in sorted(set(o.rows) & set(n.rows)):
-            result.changes.extend(compare_tool(api, name, o.rows[name], n.rows[name], o.tools.get(name),
-                                               n.tools.get(name)))
+            result.changes.extend(
+                compare_tool(api, name, o.rows[name], n.rows[name], o.tools.get(name), n.tools.get(name))
+            )
         result.changes.extend(_caller_changes(api, o, n))
     result.changes.sort(key=lambda c: (not c.risky, c.api, c.tool, c.kind))
     return result
@@ -450,10 +609,15 @@ def diff_surfaces(old: dict[str, Surface], new: dict[str, Surface]) -> DiffResul
 def _caller_changes(api: str, old: Surface, new: Surface) -> list[Change]:
     """A tool model-written code may now call is risky (a loop in code calls it unseen); one it may no
     longer call is not."""
-    out = [Change(api, name, "code-callers-added", True, "model-written code may now call it (allowed_callers)")
-           for name in sorted(new.coded - old.coded)]
-    out += [Change(api, name, "code-callers-removed", False, "only called directly now")
-            for name in sorted(old.coded - new.coded) if name in new.rows]
+    out = [
+        Change(api, name, "code-callers-added", True, "model-written code may now call it (allowed_callers)")
+        for name in sorted(new.coded - old.coded)
+    ]
+    out += [
+        Change(api, name, "code-callers-removed", False, "only called directly now")
+        for name in sorted(old.coded - new.coded)
+        if name in new.rows
+    ]
     return out
 
 
@@ -483,9 +647,14 @@ def render_markdown(result: DiffResult, base: str, head: str) -> str:
     if not result.changes:
         lines += ["No changes to the generated tool surface.", ""]
     else:
-        lines += [(f"**{len(risky)} risky change{'s' if len(risky) != 1 else ''}**, {len(other)} other "
-                  f"change{'s' if len(other) != 1 else ''}; MCP catalog {old_total:,} → {new_total:,} o200k tokens "
-                  f"({new_total - old_total:+,})."), ""]
+        lines += [
+            (
+                f"**{len(risky)} risky change{'s' if len(risky) != 1 else ''}**, {len(other)} other "
+                f"change{'s' if len(other) != 1 else ''}; MCP catalog {old_total:,} → {new_total:,} o200k tokens "
+                f"({new_total - old_total:+,})."
+            ),
+            "",
+        ]
     for title, changes in (("Risky changes", risky), ("Other changes", other)):
         if not changes:
             continue
@@ -500,16 +669,28 @@ def render_markdown(result: DiffResult, base: str, head: str) -> str:
 
 
 def render_json(result: DiffResult, base: str, head: str) -> str:
-    return json.dumps({
-        "format": 1,
-        "base": base,
-        "head": head,
-        "risky": len(result.risky),
-        "changes": [c.to_json() for c in result.changes],
-        "apis": {api: {"tools": {"old": result.tools[api][0], "new": result.tools[api][1]},
-                       "tokens": {"old": o, "new": n, "delta": n - o}}
-                 for api, (o, n) in sorted(result.tokens.items())},
-    }, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return (
+        json.dumps(
+            {
+                "format": 1,
+                "base": base,
+                "head": head,
+                "risky": len(result.risky),
+                "changes": [c.to_json() for c in result.changes],
+                "apis": {
+                    api: {
+                        "tools": {"old": result.tools[api][0], "new": result.tools[api][1]},
+                        "tokens": {"old": o, "new": n, "delta": n - o},
+                    }
+                    for api, (o, n) in sorted(result.tokens.items())
+                },
+            },
+            indent=2,
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
 __all__ = [

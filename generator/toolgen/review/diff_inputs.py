@@ -66,10 +66,17 @@ def coded_tools(catalogs: list[Any]) -> frozenset[str]:
 
 def _surface(policy: Any, mcp: Any, where: str, coded: frozenset[str] = frozenset()) -> Surface:
     if not isinstance(mcp, list):
-        raise DiagnosticError([Diagnostic("diff-input-invalid", "error",
-                                          f"{where}: mcp.json is not a toolgen output (not an array of tools)",
-                                          SourceLocation(f"{where}/mcp.json"),
-                                          "point at folders written by `toolgen build`")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "diff-input-invalid",
+                    "error",
+                    f"{where}: mcp.json is not a toolgen output (not an array of tools)",
+                    SourceLocation(f"{where}/mcp.json"),
+                    "point at folders written by `toolgen build`",
+                )
+            ]
+        )
     try:
         table = from_json(policy, f"{where}/policy.json")
     except PolicyFormatError as exc:
@@ -81,10 +88,22 @@ def _surface(policy: Any, mcp: Any, where: str, coded: frozenset[str] = frozense
 def read_dir(path: Path) -> dict[str, Surface]:
     """Surfaces of a generated folder: `path` itself when it holds policy.json, else its subfolders."""
     if not path.is_dir():
-        raise DiagnosticError([Diagnostic("diff-input-missing", "error", f"no folder {display_path(path)}",
-                                          SourceLocation(display_path(path)), "pass two generated folders")])
-    folders = [path] if (path / "policy.json").exists() else sorted(
-        p for p in path.iterdir() if (p / "policy.json").is_file())
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "diff-input-missing",
+                    "error",
+                    f"no folder {display_path(path)}",
+                    SourceLocation(display_path(path)),
+                    "pass two generated folders",
+                )
+            ]
+        )
+    folders = (
+        [path]
+        if (path / "policy.json").exists()
+        else sorted(p for p in path.iterdir() if (p / "policy.json").is_file())
+    )
     out: dict[str, Surface] = {}
     for folder in folders:
         where = display_path(folder)
@@ -92,11 +111,17 @@ def read_dir(path: Path) -> dict[str, Surface]:
             policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
             mcp_file = folder / "mcp.json"
             mcp = json.loads(mcp_file.read_text(encoding="utf-8")) if mcp_file.exists() else []
-            coded = coded_tools([json.loads((folder / n).read_text(encoding="utf-8"))
-                                 for n in CALLER_CATALOGS if (folder / n).is_file()])
+            coded = coded_tools(
+                [
+                    json.loads((folder / n).read_text(encoding="utf-8"))
+                    for n in CALLER_CATALOGS
+                    if (folder / n).is_file()
+                ]
+            )
         except (OSError, ValueError) as exc:
-            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
-                                              SourceLocation(where))]) from None
+            raise DiagnosticError(
+                [Diagnostic("diff-input-invalid", "error", f"{where}: {exc}", SourceLocation(where))]
+            ) from None
         surface = _surface(policy, mcp, where, coded)
         out[surface.api] = surface
     return out
@@ -106,13 +131,29 @@ def _git(*args: str) -> str:
     try:
         proc = subprocess.run(["git", *args], check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise DiagnosticError([Diagnostic("diff-git-error", "error", f"cannot run git: {exc}", None,
-                                          "install git, or compare two folders: "
-                                          "toolgen diff OLD_DIR NEW_DIR")]) from None
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "diff-git-error",
+                    "error",
+                    f"cannot run git: {exc}",
+                    None,
+                    "install git, or compare two folders: toolgen diff OLD_DIR NEW_DIR",
+                )
+            ]
+        ) from None
     if proc.returncode != 0:
-        raise DiagnosticError([Diagnostic("diff-git-error", "error", f"git {' '.join(args)}: "
-                                          f"{proc.stderr.strip() or 'failed'}", None,
-                                          "check the ref (e.g. `git fetch origin main` in CI) and the --dir path")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "diff-git-error",
+                    "error",
+                    f"git {' '.join(args)}: {proc.stderr.strip() or 'failed'}",
+                    None,
+                    "check the ref (e.g. `git fetch origin main` in CI) and the --dir path",
+                )
+            ]
+        )
     return proc.stdout
 
 
@@ -131,17 +172,41 @@ def _check_ref(ref: str, directory: str) -> None:
     where = SourceLocation(display_path(Path(directory)))
     compare = "or compare two folders: toolgen diff OLD_DIR NEW_DIR"
     if not _git_ok("rev-parse", "--git-dir"):
-        raise DiagnosticError([Diagnostic("diff-not-a-repository", "error",
-                                          "not in a git repository: there is no base to compare against", where,
-                                          f"run toolgen diff inside the repository, {compare}")])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "diff-not-a-repository",
+                    "error",
+                    "not in a git repository: there is no base to compare against",
+                    where,
+                    f"run toolgen diff inside the repository, {compare}",
+                )
+            ]
+        )
     if not _git_ok("rev-parse", "--verify", "--quiet", "HEAD^{commit}"):
-        raise DiagnosticError([Diagnostic("diff-no-commits", "error",
-                                          f"the repository has no commits yet, so {ref} names nothing to compare "
-                                          f"{directory}/ against", where,
-                                          f"commit {directory}/ first (then diff against that commit), {compare}")])
-    raise DiagnosticError([Diagnostic("diff-unknown-ref", "error", f"git knows no commit {ref!r}", where,
-                                      "check the ref (in CI, fetch it first: `git fetch origin main`), "
-                                      + compare)])
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "diff-no-commits",
+                    "error",
+                    f"the repository has no commits yet, so {ref} names nothing to compare "
+                    f"{directory}/ against",
+                    where,
+                    f"commit {directory}/ first (then diff against that commit), {compare}",
+                )
+            ]
+        )
+    raise DiagnosticError(
+        [
+            Diagnostic(
+                "diff-unknown-ref",
+                "error",
+                f"git knows no commit {ref!r}",
+                where,
+                "check the ref (in CI, fetch it first: `git fetch origin main`), " + compare,
+            )
+        ]
+    )
 
 
 def read_git(ref: str, directory: str) -> dict[str, Surface]:
@@ -156,16 +221,22 @@ def read_git(ref: str, directory: str) -> dict[str, Surface]:
         candidates = [base]
     prefix = _git("rev-parse", "--show-prefix").strip()
     for folder in candidates:
-        rel = folder[len(prefix):] if prefix and folder.startswith(prefix) else folder
+        rel = folder[len(prefix) :] if prefix and folder.startswith(prefix) else folder
         where = f"{ref}:{rel}"
         try:
             policy = json.loads(_git("show", f"{ref}:./{rel}/policy.json"))
             mcp = json.loads(_git("show", f"{ref}:./{rel}/mcp.json")) if f"{folder}/mcp.json" in files else []
-            coded = coded_tools([json.loads(_git("show", f"{ref}:./{rel}/{n}")) for n in CALLER_CATALOGS
-                                 if f"{folder}/{n}" in files])
+            coded = coded_tools(
+                [
+                    json.loads(_git("show", f"{ref}:./{rel}/{n}"))
+                    for n in CALLER_CATALOGS
+                    if f"{folder}/{n}" in files
+                ]
+            )
         except ValueError as exc:
-            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
-                                              None)]) from None
+            raise DiagnosticError(
+                [Diagnostic("diff-input-invalid", "error", f"{where}: {exc}", None)]
+            ) from None
         surface = _surface(policy, mcp, where, coded)
         out[surface.api] = surface
     return out

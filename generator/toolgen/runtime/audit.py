@@ -38,8 +38,9 @@ def digest_arguments(arguments: Any) -> str:
     audit without holding them; unlike the request's fingerprint it exists before validation, so a
     refused call has one too."""
     try:
-        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=True)
+        text = json.dumps(
+            arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True
+        )
     except (TypeError, ValueError, RecursionError):
         try:
             text = "repr:" + repr(arguments)

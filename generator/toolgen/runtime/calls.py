@@ -98,7 +98,12 @@ class CallResult:
         "tool", "error": {...}}`` (a record call executing a stored preview names the request in
         ``error.details.request``)."""
         if self.ok:
-            out: dict[str, Any] = {"ok": True, "tool": self.tool, "result": self.result, "replayed": self.replayed}
+            out: dict[str, Any] = {
+                "ok": True,
+                "tool": self.tool,
+                "result": self.result,
+                "replayed": self.replayed,
+            }
             if self.warnings:
                 out["warnings"] = self.warnings
             if self.request is not None:

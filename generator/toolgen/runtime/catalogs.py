@@ -57,12 +57,15 @@ def read_catalog(folder: Path, name: str, *, toolset: str | None = None, part: i
             if toolset in entry.get("toolsets", []):
                 return _read(folder / str(entry.get("file")))
         known = sorted(str(t) for p in parts for t in p.get("toolsets", []) if t is not None)
-        raise CatalogError(f"no part of the {name} catalog holds toolset {toolset!r} (its deferred toolsets: "
-                           f"{', '.join(known[:20])}{' ...' if len(known) > 20 else ''})")
+        raise CatalogError(
+            f"no part of the {name} catalog holds toolset {toolset!r} (its deferred toolsets: "
+            f"{', '.join(known[:20])}{' ...' if len(known) > 20 else ''})"
+        )
     raise CatalogError(
         f"the {name} catalog is split into {len(parts)} parts ({index.get('source', 'a provider limit')}): "
         f"choose the part holding a toolset, or one by number (1 to {len(parts)}); "
-        f"{name}.parts.json lists the toolsets of each")
+        f"{name}.parts.json lists the toolsets of each"
+    )
 
 
 def _read(path: Path) -> JSON:

@@ -46,26 +46,46 @@ ERROR_CODES: dict[str, tuple[Category, bool, str]] = {
         "That approval was spent on another action: preview again and get this action approved.",
     ),
     "preview_not_found": (
-        "validation", False,
-        ("No stored preview has this preview_id for this tool and actor: call the preview tool and pass the "
-        "preview_id it returns.")),
+        "validation",
+        False,
+        (
+            "No stored preview has this preview_id for this tool and actor: call the preview tool and pass the "
+            "preview_id it returns."
+        ),
+    ),
     "preview_expired": (
-        "validation", False,
-        ("The preview expired: call the preview tool again with the same arguments (same preview_id), then "
-        "record it.")),
+        "validation",
+        False,
+        (
+            "The preview expired: call the preview tool again with the same arguments (same preview_id), then "
+            "record it."
+        ),
+    ),
     "preview_mismatch": (
-        "policy", False,
-        ("The stored preview no longer builds the previewed request (the store was changed or the tool's policy "
-        "changed): preview again; nothing was sent.")),
+        "policy",
+        False,
+        (
+            "The stored preview no longer builds the previewed request (the store was changed or the tool's policy "
+            "changed): preview again; nothing was sent."
+        ),
+    ),
     "preview_stale": (
-        "conflict", False,
-        ("A read the composite's writes depend on now gives another result than at preview time, so a write "
-         "request differs from the previewed one: preview again and get the new plan approved; nothing was "
-         "written.")),
+        "conflict",
+        False,
+        (
+            "A read the composite's writes depend on now gives another result than at preview time, so a write "
+            "request differs from the previewed one: preview again and get the new plan approved; nothing was "
+            "written."
+        ),
+    ),
     "composite_reference_missing": (
-        "dependency", False,
-        ("An earlier step's answer lacks the member a later step's argument reads (details.step, "
-         "details.pointer): the later step was not run; read the earlier step's result.")),
+        "dependency",
+        False,
+        (
+            "An earlier step's answer lacks the member a later step's argument reads (details.step, "
+            "details.pointer): the later step was not run; read the earlier step's result."
+        ),
+    ),
     "idempotency_conflict": (
         "conflict",
         False,
@@ -82,15 +102,28 @@ ERROR_CODES: dict[str, tuple[Category, bool, str]] = {
     "upstream_unavailable": ("dependency", True, "The API is unavailable; retry later."),
     "upstream_error": ("dependency", False, "The API failed; do not retry blindly, report it."),
     "upstream_rejected": ("validation", False, "The API rejected the arguments: fix them per details."),
-    "upstream_unauthorized": ("policy", False, "The runtime's credentials were refused; report it to an operator."),
-    "not_found": ("not_found", False, "Check the identifier (e.g. list or search first); do not retry as is."),
+    "upstream_unauthorized": (
+        "policy",
+        False,
+        "The runtime's credentials were refused; report it to an operator.",
+    ),
+    "not_found": (
+        "not_found",
+        False,
+        "Check the identifier (e.g. list or search first); do not retry as is.",
+    ),
     "conflict": ("conflict", False, "The resource changed or the action clashes with its state: re-read it."),
     "missing_credential": ("internal", False, "An operator must set the named secret; do not retry."),
     "credential_unavailable": (
-        "dependency", False,
-        "The caller's own credential could not be obtained; nothing was sent. Report it."),
+        "dependency",
+        False,
+        "The caller's own credential could not be obtained; nothing was sent. Report it.",
+    ),
     "receipt_store_unavailable": (
-        "dependency", True, "Nothing was sent; the receipt store is unreachable. Retry later with the same key."),
+        "dependency",
+        True,
+        "Nothing was sent; the receipt store is unreachable. Retry later with the same key.",
+    ),
     "output_invalid": ("dependency", False, "The API answered with an unexpected shape; report it."),
     "internal_error": ("internal", False, "An internal error occurred; report it."),
 }
@@ -217,11 +250,22 @@ def failure_cause(exc: BaseException) -> str:
     if any(isinstance(e, ssl.SSLError) or "SSL" in type(e).__name__ for e in chain):
         return "TLS handshake failed"
     if any(isinstance(e, socket.gaierror) for e in chain) or any(
-            m in text for m in ("name or service not known", "nodename nor servname", "name resolution",
-                                "no address associated", "getaddrinfo failed")):
+        m in text
+        for m in (
+            "name or service not known",
+            "nodename nor servname",
+            "name resolution",
+            "no address associated",
+            "getaddrinfo failed",
+        )
+    ):
         return "DNS lookup failed: the host name does not resolve"
-    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "connection refused" in text \
-            or "errno 111" in text or "actively refused" in text:
+    if (
+        any(isinstance(e, ConnectionRefusedError) for e in chain)
+        or "connection refused" in text
+        or "errno 111" in text
+        or "actively refused" in text
+    ):
         return "connection refused: nothing listens at that address"
     if names & {"ConnectTimeout", "PoolTimeout"} or any(isinstance(e, socket.timeout) for e in chain):
         return "connect timed out"
@@ -272,11 +316,15 @@ def from_http_response(
                 problem[key] = _short(value) if isinstance(value, str) else value
         if "error" in body and isinstance(body["error"], (dict, str)) and not problem:
             err = body["error"]
-            problem["error"] = _short(err) if isinstance(err, str) else {
-                k: (_short(v) if isinstance(v, str) else v)
-                for k, v in err.items()
-                if k in ("type", "code", "message", "param")
-            }
+            problem["error"] = (
+                _short(err)
+                if isinstance(err, str)
+                else {
+                    k: (_short(v) if isinstance(v, str) else v)
+                    for k, v in err.items()
+                    if k in ("type", "code", "message", "param")
+                }
+            )
     elif isinstance(body, str) and body.strip():
         excerpt = _short(body)[:200]
     details: dict[str, Any] = {"status": status, "operation": operation}
@@ -291,22 +339,32 @@ def from_http_response(
             break
 
     if status == 404 or status == 410:
-        return make_error("not_found", f"{operation} found nothing (HTTP {status}){summary}.", details=details)
+        return make_error(
+            "not_found", f"{operation} found nothing (HTTP {status}){summary}.", details=details
+        )
     if status == 429:
         retry_after = parse_retry_after(headers.get("retry-after"))
         if retry_after is not None:
             details["retry_after"] = retry_after
-        return make_error("rate_limited", f"{operation} was rate limited (HTTP 429){summary}.", details=details)
+        return make_error(
+            "rate_limited", f"{operation} was rate limited (HTTP 429){summary}.", details=details
+        )
     if status in (401, 403):
         return make_error(
-            "upstream_unauthorized", f"{operation} refused the runtime's credentials (HTTP {status}){summary}.",
+            "upstream_unauthorized",
+            f"{operation} refused the runtime's credentials (HTTP {status}){summary}.",
             details=details,
         )
     if status == 409 or status == 412:
-        return make_error("conflict", f"{operation} reported a conflict (HTTP {status}){summary}.", details=details)
+        return make_error(
+            "conflict", f"{operation} reported a conflict (HTTP {status}){summary}.", details=details
+        )
     if 400 <= status < 500:
-        return make_error("upstream_rejected", f"{operation} rejected the request (HTTP {status}){summary}.",
-                          details=details)
+        return make_error(
+            "upstream_rejected",
+            f"{operation} rejected the request (HTTP {status}){summary}.",
+            details=details,
+        )
     if status in (502, 503, 504):
         if mutating:
             # A gateway error on a write does not prove the write did not happen.
@@ -316,10 +374,16 @@ def from_http_response(
                 details=details,
                 result_known=False,
             )
-        return make_error("upstream_unavailable", f"{operation} is unavailable (HTTP {status}){summary}.",
-                          details=details)
+        return make_error(
+            "upstream_unavailable", f"{operation} is unavailable (HTTP {status}){summary}.", details=details
+        )
     if status >= 500:
-        return make_error("upstream_error", f"{operation} failed (HTTP {status}){summary}.", details=details,
-                          result_known=not mutating)
-    return make_error("upstream_error", f"{operation} answered an unexpected HTTP {status}{summary}.",
-                      details=details)
+        return make_error(
+            "upstream_error",
+            f"{operation} failed (HTTP {status}){summary}.",
+            details=details,
+            result_known=not mutating,
+        )
+    return make_error(
+        "upstream_error", f"{operation} answered an unexpected HTTP {status}{summary}.", details=details
+    )

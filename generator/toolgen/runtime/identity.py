@@ -21,8 +21,17 @@ from typing import Any
 from ..policy.format import PolicyRow
 from .errors import ToolError, make_error
 
-__all__ = ["filter_catalog", "is_deferred", "missing_of", "missing_scopes", "permission_error", "permits", "required_scopes",
-           "scope_set", "tool_entry_name"]
+__all__ = [
+    "filter_catalog",
+    "is_deferred",
+    "missing_of",
+    "missing_scopes",
+    "permission_error",
+    "permits",
+    "required_scopes",
+    "scope_set",
+    "tool_entry_name",
+]
 
 
 def scope_set(scopes: str | Iterable[str]) -> frozenset[str]:
@@ -69,7 +78,9 @@ def permits(row: PolicyRow, scopes: str | Iterable[str]) -> bool:
     return not missing_scopes(row, scopes)
 
 
-def permission_error(tool: str, row: PolicyRow, actor_id: str, scopes: str | Iterable[str]) -> ToolError | None:
+def permission_error(
+    tool: str, row: PolicyRow, actor_id: str, scopes: str | Iterable[str]
+) -> ToolError | None:
     """``permission_denied`` naming the scopes of `row`'s ``permission`` that the actor `actor_id`
     holding `scopes` lacks (``details``: ``missing``, ``required``), or None when it holds them
     all (`missing_scopes`). The call path asks this right after finding the tool, so a tool the
@@ -78,9 +89,11 @@ def permission_error(tool: str, row: PolicyRow, actor_id: str, scopes: str | Ite
     missing = missing_scopes(row, scopes)
     if not missing:
         return None
-    return make_error("permission_denied",
-                      f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor_id!r} does not hold.",
-                      details={"missing": missing, "required": required_scopes(row)})
+    return make_error(
+        "permission_denied",
+        f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor_id!r} does not hold.",
+        details={"missing": missing, "required": required_scopes(row)},
+    )
 
 
 def is_deferred(row: PolicyRow) -> bool:

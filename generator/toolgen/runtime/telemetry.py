@@ -48,7 +48,11 @@ def use_tracer_provider(provider: Any = None, meter_provider: Any = None) -> Non
 
 
 #: the standard environment variables that ask for export (OpenTelemetry's SDK configuration)
-EXPORT_ENVIRONMENT = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER")
+EXPORT_ENVIRONMENT = (
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_TRACES_EXPORTER",
+)
 
 
 def export_asked(flag: bool, environ: Mapping[str, str]) -> bool:
@@ -75,8 +79,9 @@ def install_sdk() -> None:
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
-    metrics.set_meter_provider(MeterProvider(resource=resource,
-                                             metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())]))
+    metrics.set_meter_provider(
+        MeterProvider(resource=resource, metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())])
+    )
 
 
 def _tracer() -> trace.Tracer:
@@ -87,8 +92,9 @@ def _duration() -> Any:
     from opentelemetry import metrics  # 15 ms to import: paid by the first served call, not by every process
 
     meter = metrics.get_meter(INSTRUMENTATION, meter_provider=_meter_provider)
-    return meter.create_histogram("mcp.server.operation.duration", unit="s",
-                                  description="Duration of MCP requests the server handled")
+    return meter.create_histogram(
+        "mcp.server.operation.duration", unit="s", description="Duration of MCP requests the server handled"
+    )
 
 
 @contextmanager
@@ -97,16 +103,23 @@ def tool_call_span(tool: str, meta: Mapping[str, Any] | None) -> Iterator[Span]:
     ``_meta``; ignored unless its ``traceparent`` is a string). Records the duration metric."""
     carrier = {k: v for k in TRACE_META_KEYS if isinstance(v := (meta or {}).get(k), str)}
     parent = propagate.extract(carrier) if "traceparent" in carrier else None
-    attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "gen_ai.operation.name": "execute_tool"}
+    attributes = {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": tool,
+        "gen_ai.operation.name": "execute_tool",
+    }
     started = SYSTEM.monotonic()
-    with _tracer().start_as_current_span(f"tools/call {tool}", context=parent, kind=SpanKind.SERVER,
-                                         attributes=attributes) as span:
+    with _tracer().start_as_current_span(
+        f"tools/call {tool}", context=parent, kind=SpanKind.SERVER, attributes=attributes
+    ) as span:
         try:
             yield span
         finally:
             failed = {"error.type": "tool_error"} if span.is_recording() and _failed(span) else {}
-            _duration().record(SYSTEM.monotonic() - started, {"mcp.method.name": "tools/call",
-                                                               "gen_ai.tool.name": tool, **failed})
+            _duration().record(
+                SYSTEM.monotonic() - started,
+                {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, **failed},
+            )
 
 
 def _failed(span: Span) -> bool:
@@ -114,7 +127,9 @@ def _failed(span: Span) -> bool:
     return status is not None and status.status_code == StatusCode.ERROR
 
 
-def record_outcome(span: Span, code: str | None, *, replayed: bool = False, result_known: bool = True) -> None:
+def record_outcome(
+    span: Span, code: str | None, *, replayed: bool = False, result_known: bool = True
+) -> None:
     """The call's decision on its span: an error `code` (a fixed vocabulary, never a value) sets
     ``error.type: tool_error`` and the error status; `replayed` (an idempotency receipt answered) and
     an unknown outcome are events."""

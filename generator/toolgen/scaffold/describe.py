@@ -104,9 +104,14 @@ class ToolText:
     ref: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"tool": self.tool, "operation": f"{self.method} {self.path}", "operationId": self.operation_id,
-                "summary": self.summary, "description": self.description,
-                "parameters": [{"name": n, "in": where, "description": d} for n, where, d in self.parameters]}
+        return {
+            "tool": self.tool,
+            "operation": f"{self.method} {self.path}",
+            "operationId": self.operation_id,
+            "summary": self.summary,
+            "description": self.description,
+            "parameters": [{"name": n, "in": where, "description": d} for n, where, d in self.parameters],
+        }
 
 
 @dataclass
@@ -152,12 +157,20 @@ def tool_text(doc: SpecDocument, converter: SchemaConverter, key: str, op: Any) 
         schema = p.get("schema")
         about = p.get("description") or (schema.get("description") if isinstance(schema, dict) else "") or ""
         shown.append((_plain(p.get("name"), 100), _plain(p.get("in"), 20), _plain(about, PARAMETER_CHARS)))
-    return ToolText(key, op.method, op.path, op.operation_id, _plain(op.node.get("summary") or "", TEXT_CHARS),
-                    _plain(op.node.get("description") or "", TEXT_CHARS), tuple(shown))
+    return ToolText(
+        key,
+        op.method,
+        op.path,
+        op.operation_id,
+        _plain(op.node.get("summary") or "", TEXT_CHARS),
+        _plain(op.node.get("description") or "", TEXT_CHARS),
+        tuple(shown),
+    )
 
 
-def _included(doc: SpecDocument, loaded: LoadedIntentMap, index: OperationIndex, explicit: set[str]
-              ) -> list[tuple[str, Operation]]:
+def _included(
+    doc: SpecDocument, loaded: LoadedIntentMap, index: OperationIndex, explicit: set[str]
+) -> list[tuple[str, Operation]]:
     """(tool name, operation) of each operation an `include` group turns into tools (the map lowered
     as the build lowers it), sorted by name; a write's preview and record tools count once."""
     from ..compile.inputs import api_name_for
@@ -223,23 +236,36 @@ def answer_schema(examples: int) -> dict[str, Any]:
     """The JSON Schema of a writer's answer (strict-mode shaped: every member required, `null` for
     no guidance), asking for `examples` requests per tool."""
     line = {"type": ["string", "null"]}
-    item = {"type": "object", "additionalProperties": False, "required": ["tool", "examples", "use_when", "not_for"],
-            "properties": {"tool": {"type": "string"},
-                           "examples": {"type": "array", "items": {"type": "string"}, "minItems": 1,
-                                        "maxItems": examples},
-                           "use_when": line, "not_for": line}}
-    return {"type": "object", "additionalProperties": False, "required": ["tools"],
-            "properties": {"tools": {"type": "array", "items": item}}}
+    item = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["tool", "examples", "use_when", "not_for"],
+        "properties": {
+            "tool": {"type": "string"},
+            "examples": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": examples},
+            "use_when": line,
+            "not_for": line,
+        },
+    }
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["tools"],
+        "properties": {"tools": {"type": "array", "items": item}},
+    }
 
 
 def prompt_for(batch: Sequence[ToolText], examples: int) -> str:
     """The prompt of one request: the rules and the tools' texts, as sorted JSON (the same batch
     always gives the same bytes)."""
-    rules = (f"For each tool write {examples} requests of {MIN_WORDS} to {min(MAX_WORDS, 20)} words, at most "
-             f"{MAX_EXAMPLE_CHARS} characters each, no two alike; use_when and not_for at most "
-             f"{min(MAX_GUIDANCE_CHARS, 160)} characters, or null.")
-    return json.dumps({"rules": rules, "tools": [t.to_json() for t in batch]}, ensure_ascii=False, sort_keys=True,
-                      indent=1)
+    rules = (
+        f"For each tool write {examples} requests of {MIN_WORDS} to {min(MAX_WORDS, 20)} words, at most "
+        f"{MAX_EXAMPLE_CHARS} characters each, no two alike; use_when and not_for at most "
+        f"{min(MAX_GUIDANCE_CHARS, 160)} characters, or null."
+    )
+    return json.dumps(
+        {"rules": rules, "tools": [t.to_json() for t in batch]}, ensure_ascii=False, sort_keys=True, indent=1
+    )
 
 
 def batches(tools: Sequence[ToolText], options: DescribeOptions) -> list[list[ToolText]]:
@@ -309,8 +335,9 @@ def _examples(tool: str, value: Any, keep: int, taken: set[str], dropped: list[t
     return out
 
 
-def parse_answer(text: str, tools: Sequence[str], keep: int, taken: set[str]
-                 ) -> tuple[dict[str, Expansion], list[tuple[str, str]]]:
+def parse_answer(
+    text: str, tools: Sequence[str], keep: int, taken: set[str]
+) -> tuple[dict[str, Expansion], list[tuple[str, str]]]:
     """The expansions of one answer for the batch's `tools` (see the module docstring), and what was
     dropped as (tool or "", why). `taken`: the normalised requests the map already gives, grown with
     each one kept (so a request is drafted for one tool only)."""
@@ -325,7 +352,9 @@ def parse_answer(text: str, tools: Sequence[str], keep: int, taken: set[str]
     if not isinstance(items, list):
         return {}, [("", "the answer is not an object with a `tools` list")]
     if set(data) != {"tools"}:
-        dropped.append(("", f"the answer's other members are ignored: {', '.join(sorted(set(data) - {'tools'}))}"))
+        dropped.append(
+            ("", f"the answer's other members are ignored: {', '.join(sorted(set(data) - {'tools'}))}")
+        )
     asked = set(tools)
     out: dict[str, Expansion] = {}
     for item in items:
@@ -362,8 +391,13 @@ def _taken(loaded: LoadedIntentMap, replaced: set[str]) -> set[str]:
     return {_norm(t) for t in given}
 
 
-def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options: DescribeOptions,
-             text: str | None = None) -> DescribeResult:
+def describe(
+    doc: SpecDocument,
+    loaded: LoadedIntentMap,
+    writer: Writer,
+    options: DescribeOptions,
+    text: str | None = None,
+) -> DescribeResult:
     """Draft the expansions of the planned tools, one writer request per batch, and splice them into
     the map's text (`toolgen.scaffold.describe_edit.splice`, which leaves out a draft whose edit
     would change anything but its fields). `text`: the map's text as saved (line breaks and all, no
@@ -388,8 +422,9 @@ def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options
             drafted[key] = Expansion(drafted[key].examples)
             if not drafted[key].examples:
                 del drafted[key]
-        text, unwritten = splice(original, drafted, mark_text(writer.name), replace=options.replace,
-                                 refs=refs)
+        text, unwritten = splice(
+            original, drafted, mark_text(writer.name), replace=options.replace, refs=refs
+        )
         for key, why in sorted(unwritten.items()):
             del drafted[key]
             dropped.append((key, why))
@@ -399,10 +434,27 @@ def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options
 def mark_text(writer: str) -> str:
     """The review mark's text (after ``# decide [examples-unreviewed]: ``), naming the writer."""
     who = _plain("".join(c for c in writer if unicodedata.category(c) not in _BAD_CATEGORIES), 80)
-    return (f"search expansions drafted by {who or 'a writer'} from the operation's text: keep the requests a "
-            "user would really say and the use_when/not_for lines that are true; then delete this mark")
+    return (
+        f"search expansions drafted by {who or 'a writer'} from the operation's text: keep the requests a "
+        "user would really say and the use_when/not_for lines that are true; then delete this mark"
+    )
 
 
-__all__ = ["MAX_DRAFTED", "MAX_EXAMPLES", "SYSTEM", "DescribeOptions", "DescribePlan", "DescribeResult", "ToolText",
-           "Writer", "answer_schema", "batches", "describe", "mark_text", "parse_answer", "plan_describe", "prompt_for",
-           "tool_text"]
+__all__ = [
+    "MAX_DRAFTED",
+    "MAX_EXAMPLES",
+    "SYSTEM",
+    "DescribeOptions",
+    "DescribePlan",
+    "DescribeResult",
+    "ToolText",
+    "Writer",
+    "answer_schema",
+    "batches",
+    "describe",
+    "mark_text",
+    "parse_answer",
+    "plan_describe",
+    "prompt_for",
+    "tool_text",
+]

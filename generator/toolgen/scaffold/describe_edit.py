@@ -44,7 +44,9 @@ class Expansion:
     def fields(self) -> dict[str, Any]:
         """The fields to write: those drafted (`examples` as a list)."""
         out: dict[str, Any] = {"examples": list(self.examples)} if self.examples else {}
-        out.update({k: v for k, v in (("use_when", self.use_when), ("not_for", self.not_for)) if v is not None})
+        out.update(
+            {k: v for k, v in (("use_when", self.use_when), ("not_for", self.not_for)) if v is not None}
+        )
         return out
 
 
@@ -66,7 +68,13 @@ def _newline(line: str) -> str:
 def _block(node: Any) -> bool:
     """Whether `node` is a non-empty block mapping of a round-trip tree."""
     fa = getattr(node, "fa", None)
-    return isinstance(node, dict) and bool(node) and hasattr(node, "lc") and fa is not None and not fa.flow_style()
+    return (
+        isinstance(node, dict)
+        and bool(node)
+        and hasattr(node, "lc")
+        and fa is not None
+        and not fa.flow_style()
+    )
 
 
 _MARKER = re.compile(r"(?:\.\.\.|---)(?:[ \t]|\r?\n|\r|$)")
@@ -116,8 +124,10 @@ def _block_bounds(root: Any, line_count: int) -> dict[str, tuple[int, int]]:
     tools_line = root.lc.key("tools")[0]
     tools_end = next((n for n in top if n > tools_line), line_count)
     starts = sorted((tools.lc.key(k)[0], str(k)) for k in _own(tools))
-    return {key: (line, starts[i + 1][0] if i + 1 < len(starts) else tools_end)
-            for i, (line, key) in enumerate(starts)}
+    return {
+        key: (line, starts[i + 1][0] if i + 1 < len(starts) else tools_end)
+        for i, (line, key) in enumerate(starts)
+    }
 
 
 def _written(node: Any, drafted: Mapping[str, Any], replace: bool) -> dict[str, Any]:
@@ -126,8 +136,9 @@ def _written(node: Any, drafted: Mapping[str, Any], replace: bool) -> dict[str, 
     return {k: v for k, v in drafted.items() if replace or node.get(k) in (None, [])}
 
 
-def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: Mapping[str, Any],
-                 mark: str | None) -> list[str]:
+def _edit_intent(
+    lines: list[str], node: Any, bounds: tuple[int, int], fields: Mapping[str, Any], mark: str | None
+) -> list[str]:
     """`lines` with one intent's fields written (see the module docstring)."""
     key_line, stop = bounds
     members = sorted((node.lc.key(k)[0], node.lc.key(k)[1], str(k)) for k in _own(node))
@@ -139,8 +150,10 @@ def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: M
     added: list[str] = []
     for name, value in fields.items():
         if isinstance(value, list):
-            added += [f"{pad}{name}:{newline}", *(f"{pad}  - {json.dumps(v, ensure_ascii=False)}{newline}"
-                                                  for v in value)]
+            added += [
+                f"{pad}{name}:{newline}",
+                *(f"{pad}  - {json.dumps(v, ensure_ascii=False)}{newline}" for v in value),
+            ]
         else:
             added.append(f"{pad}{name}: {json.dumps(value, ensure_ascii=False)}{newline}")
     if end > 0 and not out[end - 1].endswith(("\n", "\r")):
@@ -150,11 +163,14 @@ def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: M
     for i in sorted(removed, reverse=True):  # a replaced field's own lines, below the new ones' place first
         first = members[i][0]
         after = members[i + 1][0] if i + 1 < len(members) else end
-        del out[first:_content_end(out, first, after, child_indent)]
+        del out[first : _content_end(out, first, after, child_indent)]
     if mark is not None:
         above = out[key_line - 1] if key_line > 0 else ""
         if f"# decide [{EXAMPLES_UNREVIEWED.id}]" not in above:
-            out.insert(key_line, f"{' ' * _indent(out[key_line])}# decide [{EXAMPLES_UNREVIEWED.id}]: {mark}{newline}")
+            out.insert(
+                key_line,
+                f"{' ' * _indent(out[key_line])}# decide [{EXAMPLES_UNREVIEWED.id}]: {mark}{newline}",
+            )
     return out
 
 
@@ -164,8 +180,9 @@ def _entry_lines(ref: str, texts: list[str], pad: str, mark: str | None, newline
     return out + [f"{pad}  - {json.dumps(t, ensure_ascii=False)}{newline}" for t in texts]
 
 
-def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None,
-                   doc_end: int) -> list[str]:
+def _edit_examples(
+    lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None, doc_end: int
+) -> list[str]:
     """`lines` with `entries` (operation reference -> requests) added to the top-level `examples:`
     mapping (after its last entry), or with that mapping added at the end of the map's document
     (line `doc_end`)."""
@@ -200,8 +217,13 @@ def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping
     return new
 
 
-def _apply(text: str, root: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]],
-           mark: str | None) -> str:
+def _apply(
+    text: str,
+    root: Any,
+    edits: Mapping[str, Mapping[str, Any]],
+    entries: Mapping[str, list[str]],
+    mark: str | None,
+) -> str:
     lines = _lines(text)
     doc_end = _document_end(lines)
     regions: list[tuple[int, str]] = []  # (first line, intent key or "" for the top-level examples)
@@ -226,8 +248,9 @@ def _same(text: str, expected: Any) -> bool:
         return False
 
 
-def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], replace: bool
-          ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str]]:
+def _plan(
+    root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], replace: bool
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str]]:
     """(intent key -> fields to write, operation reference -> requests, intent key -> why not written)."""
     tools = root.get("tools") if isinstance(root, dict) else None
     examples = root.get("examples", {}) if isinstance(root, dict) else None
@@ -238,7 +261,9 @@ def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], r
         if key in refs:
             writable = _block(examples) and bool(_own(examples))
             if not isinstance(examples, dict) or ("examples" in root and not writable):
-                skipped[key] = "the map's top-level `examples:` is not a block mapping (write its requests by hand)"
+                skipped[key] = (
+                    "the map's top-level `examples:` is not a block mapping (write its requests by hand)"
+                )
             elif refs[key] in examples:
                 skipped[key] = f"the top-level `examples:` has {refs[key]!r} already"
             elif draft.examples:
@@ -257,8 +282,14 @@ def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], r
     return edits, entries, skipped
 
 
-def splice(text: str, drafts: Mapping[str, Expansion], mark: str | None, *, replace: bool = False,
-           refs: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
+def splice(
+    text: str,
+    drafts: Mapping[str, Expansion],
+    mark: str | None,
+    *,
+    replace: bool = False,
+    refs: Mapping[str, str] | None = None,
+) -> tuple[str, dict[str, str]]:
     """`text` with the `drafts` written and each draft marked (`mark`: the mark's text; None: no mark),
     and the drafts not written with why (see the module docstring). A draft whose key `refs` maps to
     an operation reference (a tool of an `include` group) is written as that reference's entry of the
@@ -278,12 +309,18 @@ def splice(text: str, drafts: Mapping[str, Expansion], mark: str | None, *, repl
         if _same(_apply(text, root, trial, {}, mark), _expected(old, trial, {})):
             kept = trial
         else:
-            skipped[key] = ("writing it into the text would change more than its expansions (an alias or a merge of "
-                            "it, or a `|+` block scalar at its end): write its expansions by hand")
+            skipped[key] = (
+                "writing it into the text would change more than its expansions (an alias or a merge of "
+                "it, or a `|+` block scalar at its end): write its expansions by hand"
+            )
     if entries and not _same(_apply(text, root, kept, entries, mark), _expected(old, kept, entries)):
         by_ref = {ref: key for key, ref in (refs or {}).items()}
-        skipped.update({by_ref[ref]: "writing the top-level `examples:` would change more than its entries"
-                        for ref in entries})
+        skipped.update(
+            {
+                by_ref[ref]: "writing the top-level `examples:` would change more than its entries"
+                for ref in entries
+            }
+        )
         entries = {}
     return _apply(text, root, kept, entries, mark), skipped
 

@@ -85,8 +85,10 @@ def _error_alone(lowering: DraftLowering, data: dict[str, Any], key: str) -> tup
     for d in sink.errors:
         where = f" (at {d.location.pointer})" if d.location and d.location.pointer else ""
         return f"{d.code}: {d.message}{where}", d.hint or "see `toolgen lint --list-rules`"
-    return ("the build cannot turn this operation into a tool",
-            "uncomment the intent and run `toolgen lint` to see why")
+    return (
+        "the build cannot turn this operation into a tool",
+        "uncomment the intent and run `toolgen lint` to see why",
+    )
 
 
 def fit_descriptions(lowering: DraftLowering, data: dict[str, Any], keys: Collection[str]) -> dict[str, str]:
@@ -99,7 +101,11 @@ def fit_descriptions(lowering: DraftLowering, data: dict[str, Any], keys: Collec
     notes: dict[str, str] = {}
     for tool in ir.tools:
         row, key = tool.policy, tool.policy.intent
-        if row.mode not in ("read", "record") or len(tool.description) <= DESCRIPTION_LIMIT or key not in keys:
+        if (
+            row.mode not in ("read", "record")
+            or len(tool.description) <= DESCRIPTION_LIMIT
+            or key not in keys
+        ):
             continue
         intent = data["tools"][key]
         if intent.get("description"):
@@ -108,14 +114,20 @@ def fit_descriptions(lowering: DraftLowering, data: dict[str, Any], keys: Collec
         text = tool.description[: len(tool.description) - added]
         cut = cap_text(text, DESCRIPTION_LIMIT - added)
         intent["description"] = cut
-        notes[key] = (f"description: the spec's text would make a {len(tool.description):,}-character tool "
-                      f"description (limit {DESCRIPTION_LIMIT:,}): drafted as its first "
-                      f"{len(cut):,} characters; rewrite it as you like")
+        notes[key] = (
+            f"description: the spec's text would make a {len(tool.description):,}-character tool "
+            f"description (limit {DESCRIPTION_LIMIT:,}): drafted as its first "
+            f"{len(cut):,} characters; rewrite it as you like"
+        )
     return notes
 
 
-def decisions(lowering: DraftLowering, data: dict[str, Any], spec_diagnostics: list[Diagnostic],
-              by_pointer: dict[str, str]) -> list[tuple[str, str, str, str]]:
+def decisions(
+    lowering: DraftLowering,
+    data: dict[str, Any],
+    spec_diagnostics: list[Diagnostic],
+    by_pointer: dict[str, str],
+) -> list[tuple[str, str, str, str]]:
     """What `toolgen lint --strict` (default severities, no project file) reports on the draft: (intent
     key or "", rule id, message, hint) per finding at error level; decisions only a human can make
     (project an output, write a description, choose the intents of a large catalog, accept or fix
@@ -131,8 +143,9 @@ def decisions(lowering: DraftLowering, data: dict[str, Any], spec_diagnostics: l
     found = DiagnosticSink()
     found.extend(lowering.doc.fill_locations(sink.items))
     settings = LintSettings()
-    findings = apply_severity(lint_api(LintInput(lowering.doc, loaded, ir, found.items, settings)), settings,
-                              strict=True)
+    findings = apply_severity(
+        lint_api(LintInput(lowering.doc, loaded, ir, found.items, settings)), settings, strict=True
+    )
     out: list[tuple[str, str, str, str]] = []
     for d in findings:
         if d.severity != "error":

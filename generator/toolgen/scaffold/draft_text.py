@@ -63,7 +63,11 @@ def _group_order(doc: SpecDocument, drafts: list[Draft]) -> list[tuple[str, list
             tag = d.op.tags[0]
         else:
             name = d.intent.get("toolset")
-            tag = f"(no tag) {d.toolset_description.removeprefix('Operations under ').rstrip('.')}" if name else ""
+            tag = (
+                f"(no tag) {d.toolset_description.removeprefix('Operations under ').rstrip('.')}"
+                if name
+                else ""
+            )
         groups.setdefault(tag, []).append(d)
     declared = [str(t.get("name")) for t in doc.data.get("tags") or [] if isinstance(t, dict)]
     order = [t for t in declared if t in groups] + [t for t in groups if t not in declared]
@@ -161,12 +165,18 @@ def left_out_lines(left_out: list[LeftOut]) -> list[str]:
 
     if not left_out:
         return []
-    lines = [f"=== Operations left out ({len(left_out)}): the build cannot turn them into tools as drafted ===",
-             "Each: why, what to do, and its intent. Apply the remedy, uncomment the intent (delete the",
-             "leading `# `; it belongs under `tools:`), then run `toolgen lint`."]
+    lines = [
+        f"=== Operations left out ({len(left_out)}): the build cannot turn them into tools as drafted ===",
+        "Each: why, what to do, and its intent. Apply the remedy, uncomment the intent (delete the",
+        "leading `# `; it belongs under `tools:`), then run `toolgen lint`.",
+    ]
     for item in left_out:
-        lines += ["", f"{one_line(item.operation)}", f"  why: {one_line(item.reason)[:400]}",
-                  f"  to include it: {one_line(item.remedy)[:400]}"]
+        lines += [
+            "",
+            f"{one_line(item.operation)}",
+            f"  why: {one_line(item.reason)[:400]}",
+            f"  to include it: {one_line(item.remedy)[:400]}",
+        ]
         if item.key is not None and item.intent is not None:
             root = CommentedMap()
             root[item.key] = _intent_node(item.intent)
@@ -174,8 +184,14 @@ def left_out_lines(left_out: list[LeftOut]) -> list[str]:
     return lines
 
 
-def render_draft(doc: SpecDocument, drafts: list[Draft], data: dict[str, Any], left_out: list[LeftOut],
-                 command: str, map_decisions: list[str]) -> str:
+def render_draft(
+    doc: SpecDocument,
+    drafts: list[Draft],
+    data: dict[str, Any],
+    left_out: list[LeftOut],
+    command: str,
+    map_decisions: list[str],
+) -> str:
     """The draft intent map's text: the header comment (naming `command`), ``toolgen``, ``spec`` and
     ``api`` of `data`, the `auth:` block of `doc`'s security schemes, the `drafts` under ``tools:``
     grouped by first tag (each with its notes above it and its end-of-line comments), the decisions
@@ -195,20 +211,33 @@ def render_draft(doc: SpecDocument, drafts: list[Draft], data: dict[str, Any], l
     root["api"] = api
     if not (doc.data.get("components") or {}).get("securitySchemes"):
         root.yaml_set_comment_before_after_key(
-            "api", after="The spec declares no security scheme. If the API needs a credential, declare it:\n"
-            "auth: {token: {secret: " + data["api"]["name"].upper() + "_TOKEN, kind: bearer}}", after_indent=0)
+            "api",
+            after="The spec declares no security scheme. If the API needs a credential, declare it:\n"
+            "auth: {token: {secret: " + data["api"]["name"].upper() + "_TOKEN, kind: bearer}}",
+            after_indent=0,
+        )
     auth = _auth_block(doc, data["api"]["name"])
     if auth:
         root["auth"] = auth
         root.yaml_set_comment_before_after_key(
-            "auth", before="securitySchemes key -> the runtime secret: the environment variable the runtime reads "
-            "the credential from", indent=0)
+            "auth",
+            before="securitySchemes key -> the runtime secret: the environment variable the runtime reads "
+            "the credential from",
+            indent=0,
+        )
     tools = CommentedMap()
     root["tools"] = tools
     if map_decisions:  # right above `tools:`, where lint locates the findings about the whole map
-        root.yaml_set_comment_before_after_key("tools", before="\n".join(
-            ["Decisions left for the whole map (`toolgen lint --strict` reports them until made):",
-             *(one_line(line)[:MARK_CHARS] for line in map_decisions)]), indent=0)
+        root.yaml_set_comment_before_after_key(
+            "tools",
+            before="\n".join(
+                [
+                    "Decisions left for the whole map (`toolgen lint --strict` reports them until made):",
+                    *(one_line(line)[:MARK_CHARS] for line in map_decisions),
+                ]
+            ),
+            indent=0,
+        )
     descriptions = _tag_descriptions(doc)
     for tag, members in _group_order(doc, drafts):
         first = True
@@ -237,11 +266,20 @@ def render_draft(doc: SpecDocument, drafts: list[Draft], data: dict[str, Any], l
         root["toolsets"] = sets
         deferred = any(spec["loading"] == "deferred" for spec in data["toolsets"].values())
         # the left-out intents go right after the last tool, so an uncommented one lands under `tools:`
-        root.yaml_set_comment_before_after_key("toolsets", before="\n".join(["", *missing, ""] if missing else [""]) + (
-            "\nToolsets (namespaces), one per tag (or per path for untagged operations). "
-            + ("With this many tools they are deferred: a model finds their tools by tool search.\n"
-               "Make the toolsets an agent needs first `eager` (a few, under 20 tools up front)."
-               if deferred else "All eager: every tool is in the catalog up front.")), indent=0)
+        root.yaml_set_comment_before_after_key(
+            "toolsets",
+            before="\n".join(["", *missing, ""] if missing else [""])
+            + (
+                "\nToolsets (namespaces), one per tag (or per path for untagged operations). "
+                + (
+                    "With this many tools they are deferred: a model finds their tools by tool search.\n"
+                    "Make the toolsets an agent needs first `eager` (a few, under 20 tools up front)."
+                    if deferred
+                    else "All eager: every tool is in the catalog up front."
+                )
+            ),
+            indent=0,
+        )
     body = _dump(root)
     header = [
         f"Draft intent map for {title}" + (f" {version}" if version else "") + f", written by `{command}`.",
@@ -268,7 +306,11 @@ def _flow_safe(value: Any) -> Any:
     scalar with one inside a flow mapping is read differently, or not at all, by YAML 1.1 parsers."""
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-    return DoubleQuotedScalarString(value) if isinstance(value, str) and _FLOW_INDICATORS.search(value) else value
+    return (
+        DoubleQuotedScalarString(value)
+        if isinstance(value, str) and _FLOW_INDICATORS.search(value)
+        else value
+    )
 
 
 def auth_secrets(doc: SpecDocument, api: str) -> dict[str, str]:

@@ -152,21 +152,27 @@ def _effect_notes(op: Operation, guess: EffectGuess, draft: Draft) -> None:
     if safe and effect != "read":
         if guess.doubtful:
             why = guess.why if ", while " in guess.why else f"{guess.why}, while other words say read"
-            draft.notes.append(f"decide [effect-undecided]: {why}: drafted "
-                               f"{effect} with approval until you decide; if it only reads, set `effect: read` and "
-                               "remove `approval` and `idempotency`; then delete this mark")
+            draft.notes.append(
+                f"decide [effect-undecided]: {why}: drafted "
+                f"{effect} with approval until you decide; if it only reads, set `effect: read` and "
+                "remove `approval` and `idempotency`; then delete this mark"
+            )
             draft.eol["effect"] = "decide"
         else:
             draft.notes.append(f"effect: {guess.why}: drafted {effect} from the name, not the method")
             draft.eol["effect"] = "from the name, not the method"
     elif not safe and effect == "read":
-        draft.notes.append(f"decide [effect-undecided]: {guess.why}: drafted read (no approval, no preview); if it "
-                           "changes anything, set `effect: write` and `approval: required`; then delete this mark")
+        draft.notes.append(
+            f"decide [effect-undecided]: {guess.why}: drafted read (no approval, no preview); if it "
+            "changes anything, set `effect: write` and `approval: required`; then delete this mark"
+        )
         draft.eol["effect"] = "decide"
     elif effect == "destructive" and op.method != "DELETE":
         if guess.doubtful:
-            draft.notes.append(f"decide [effect-undecided]: {guess.why}, while other words do not: drafted "
-                               "destructive; make it `effect: write` if nothing is lost; then delete this mark")
+            draft.notes.append(
+                f"decide [effect-undecided]: {guess.why}, while other words do not: drafted "
+                "destructive; make it `effect: write` if nothing is lost; then delete this mark"
+            )
             draft.eol["effect"] = "decide"
         else:
             draft.notes.append(f"effect: {guess.why}: drafted destructive")
@@ -203,7 +209,9 @@ class _Drafter:
         n = 0
         while self._clash(name, effect):
             n += 1
-            name = shorten(f"{base}_{stable_suffix(op.pointer + '#' * n, 6)}", limit, seed=op.pointer + str(n))
+            name = shorten(
+                f"{base}_{stable_suffix(op.pointer + '#' * n, 6)}", limit, seed=op.pointer + str(n)
+            )
         self.taken.update(self._names(name, effect))
         return name
 
@@ -217,8 +225,12 @@ class _Drafter:
     def permission(self, op: Operation, effect: str, draft: Draft) -> Any:
         reqs = operation_requirements(self.doc, op)
         for req in reqs:
-            scopes = [str(s) for name, value in req.items() if name in self.declared and isinstance(value, list)
-                      for s in value]
+            scopes = [
+                str(s)
+                for name, value in req.items()
+                if name in self.declared and isinstance(value, list)
+                for s in value
+            ]
             if scopes:
                 unique = list(dict.fromkeys(scopes))
                 hint = _scope_mismatch(op, effect, unique)
@@ -228,8 +240,10 @@ class _Drafter:
                 return unique[0] if len(unique) == 1 else unique
         own = f"{self.api}:{'read' if effect == 'read' else 'write'}"
         if any(self.declared.get(name) for req in reqs for name in req):
-            draft.notes.append(f"permission: the spec asks for no OAuth scope here; `{own}` is this map's own "
-                               "permission (see the mark above `tools:`)")
+            draft.notes.append(
+                f"permission: the spec asks for no OAuth scope here; `{own}` is this map's own "
+                "permission (see the mark above `tools:`)"
+            )
             self.unscoped.append(own)
         return own
 
@@ -244,7 +258,9 @@ class _Drafter:
         head = f"{op.key}" + (f": {summary[:100]}" + ("…" if len(summary) > 100 else "") if summary else "")
         draft.notes.append(head)
         if not summary:
-            draft.notes.append("description: the spec has none; write what the tool does and when not to use it")
+            draft.notes.append(
+                "description: the spec has none; write what the tool does and when not to use it"
+            )
         _effect_notes(op, guess, draft)
         permission = self.permission(op, effect, draft)
         if permission is not None:
@@ -268,19 +284,31 @@ class _Drafter:
         if effect != "read":
             _draft_hide(self.converter, op, intent, draft)
             intent["approval"] = "required"
-            draft.eol["approval"] = ("destructive: keep it" if effect == "destructive"
-                                     else "the safe default; `never` only for low-risk writes")
+            draft.eol["approval"] = (
+                "destructive: keep it"
+                if effect == "destructive"
+                else "the safe default; `never` only for low-risk writes"
+            )
             place = idempotency_place(self.doc, self.converter, op)
             if place is None:
                 intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": "none"}
                 draft.eol["idempotency"] = "receipts only: the spec declares no idempotency key"
             else:
-                intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": place.send_as,
-                                         "honoured_by_api": place.honoured}
-                draft.eol["idempotency"] = (f"the API takes the key as {place.location} `{place.name}`; the "
-                                            "runtime fills it, the model never does" + (
-                                                "" if place.honoured else "; the spec says the API does not "
-                                                "deduplicate by it yet, so an unknown outcome is never re-sent"))
+                intent["idempotency"] = {
+                    "key": KEY_CANDIDATES[0],
+                    "send_as": place.send_as,
+                    "honoured_by_api": place.honoured,
+                }
+                draft.eol["idempotency"] = (
+                    f"the API takes the key as {place.location} `{place.name}`; the "
+                    "runtime fills it, the model never does"
+                    + (
+                        ""
+                        if place.honoured
+                        else "; the spec says the API does not "
+                        "deduplicate by it yet, so an unknown outcome is never re-sent"
+                    )
+                )
         _draft_signed_hide(self.doc, op, params, intent, draft)
         fields_of = response
         if effect == "read":
@@ -291,14 +319,21 @@ class _Drafter:
         if fields and effect == "read":
             _draft_output_fields(self.converter, response, fields_of, fields, intent, draft)
         if fields and "output" not in intent:
-            shown = ", ".join(fields[:MAX_FIELD_HINTS]) + (f", … (+{len(fields) - MAX_FIELD_HINTS})"
-                                                          if len(fields) > MAX_FIELD_HINTS else "")
+            shown = ", ".join(fields[:MAX_FIELD_HINTS]) + (
+                f", … (+{len(fields) - MAX_FIELD_HINTS})" if len(fields) > MAX_FIELD_HINTS else ""
+            )
             draft.notes.append(f"output: {{fields: [...]}}  # keep what the model needs, from: {shown}")
         return draft
 
 
-def _draft_output_fields(converter: SchemaConverter, response: Any, fields_of: Any, fields: list[str],
-                         intent: dict[str, Any], draft: Draft) -> None:
+def _draft_output_fields(
+    converter: SchemaConverter,
+    response: Any,
+    fields_of: Any,
+    fields: list[str],
+    intent: dict[str, Any],
+    draft: Draft,
+) -> None:
     """A read whose whole response expands beyond the build's node budget (`BODY_NODES`): draft
     ``output: {fields: [...]}`` with its top-level fields (of each item, for a list), each kept one
     level deep as the build keeps it, leaving out a field that alone would not fit, and say so in a
@@ -322,10 +357,12 @@ def _draft_output_fields(converter: SchemaConverter, response: Any, fields_of: A
         return
     intent["output"] = {"fields": kept}
     left = [f for f in fields if f not in kept]
-    draft.notes.append(f"output: the whole response expands to {total:,} schema nodes (budget {BODY_NODES:,}): "
-                       f"drafted as its {len(kept)} top-level fields, one level deep"
-                       + (f" (left out, too large even so: {', '.join(left)})" if left else "")
-                       + "; keep only what agents need")
+    draft.notes.append(
+        f"output: the whole response expands to {total:,} schema nodes (budget {BODY_NODES:,}): "
+        f"drafted as its {len(kept)} top-level fields, one level deep"
+        + (f" (left out, too large even so: {', '.join(left)})" if left else "")
+        + "; keep only what agents need"
+    )
 
 
 def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any], draft: Draft) -> None:
@@ -339,7 +376,9 @@ def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any
     if nodes <= BODY_NODES and size <= BODY_BYTES:
         return
     hidden: list[str] = []
-    for name in sorted((m for m in costs if m not in required), key=lambda m: (-costs[m][1], -costs[m][0], m)):
+    for name in sorted(
+        (m for m in costs if m not in required), key=lambda m: (-costs[m][1], -costs[m][0], m)
+    ):
         if nodes <= BODY_NODES and size <= BODY_BYTES:
             break
         hidden.append(name)
@@ -348,32 +387,43 @@ def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any
     if nodes > BODY_NODES or not hidden:
         return
     intent["hide"] = hidden
-    draft.notes.append(f"hide: {len(hidden)} of the body's {len(costs)} members drafted hidden, largest first: with "
-                       f"them the tool would be too large for a model ({size / 1000:,.0f} kB of body schema left); "
-                       "unhide the ones agents need")
+    draft.notes.append(
+        f"hide: {len(hidden)} of the body's {len(costs)} members drafted hidden, largest first: with "
+        f"them the tool would be too large for a model ({size / 1000:,.0f} kB of body schema left); "
+        "unhide the ones agents need"
+    )
 
 
-def _draft_signed_hide(doc: SpecDocument, op: Operation, params: list[dict[str, Any]], intent: dict[str, Any],
-                       draft: Draft) -> None:
+def _draft_signed_hide(
+    doc: SpecDocument, op: Operation, params: list[dict[str, Any]], intent: dict[str, Any], draft: Draft
+) -> None:
     """Hide the optional parameters a security scheme's request signature computes
     (`toolgen.compile.lower.security.signed_parameters`: AWS SigV4's ``X-Amz-Date``,
     ``X-Amz-Signature``, ...), ahead of any `hide:` entry already drafted, and say why in a comment
     above the intent: signing belongs to the transport, never to the model. A required one stays
     (the build's ``param-signed-visible`` warning says what to do)."""
     signed = signed_parameters(doc, op)
-    names = [str(p["name"]) for p in params
-             if p.get("in") in ("header", "query") and str(p.get("name", "")).lower() in signed
-             and not p.get("required")]
+    names = [
+        str(p["name"])
+        for p in params
+        if p.get("in") in ("header", "query")
+        and str(p.get("name", "")).lower() in signed
+        and not p.get("required")
+    ]
     if not names:
         return
     schemes = sorted({signed[n.lower()][0] for n in names})
     intent["hide"] = [*names, *(h for h in intent.get("hide", []) if h not in names)]
-    draft.notes.append(f"hide: {', '.join(names)}: computed by the request signature of security scheme(s) "
-                       f"{', '.join(schemes)}; signing belongs to the transport, never to the model")
+    draft.notes.append(
+        f"hide: {', '.join(names)}: computed by the request signature of security scheme(s) "
+        f"{', '.join(schemes)}; signing belongs to the transport, never to the model"
+    )
 
 
 _READ_WORD = re.compile(r"(?:^|[^a-z])(read|readonly|view|list|get)(?:$|[^a-z])", re.IGNORECASE)
-_WRITE_WORD = re.compile(r"(?:^|[^a-z])(write|create|update|delete|manage|admin|edit|modify)(?:$|[^a-z])", re.IGNORECASE)
+_WRITE_WORD = re.compile(
+    r"(?:^|[^a-z])(write|create|update|delete|manage|admin|edit|modify)(?:$|[^a-z])", re.IGNORECASE
+)
 
 
 def _scope_mismatch(op: Operation, effect: str, scopes: list[str]) -> str | None:
@@ -383,25 +433,39 @@ def _scope_mismatch(op: Operation, effect: str, scopes: list[str]) -> str | None
     source = "inherited from the spec's top-level security" if inherited else "from the operation's security"
     shown = ", ".join(scopes)
     if effect != "read" and all(_READ_WORD.search(s) and not _WRITE_WORD.search(s) for s in scopes):
-        return (f"check this: {op.method} changes data, but its scope ({shown}, {source}) says read; "
-                "set the permission an actor must hold to write")
+        return (
+            f"check this: {op.method} changes data, but its scope ({shown}, {source}) says read; "
+            "set the permission an actor must hold to write"
+        )
     if effect == "read" and all(_WRITE_WORD.search(s) and not _READ_WORD.search(s) for s in scopes):
-        return (f"check this: {op.method} is drafted as a read, but its scope ({shown}, {source}) says write; "
-                "is the effect or the scope wrong?")
+        return (
+            f"check this: {op.method} is drafted as a read, but its scope ({shown}, {source}) says write; "
+            "is the effect or the scope wrong?"
+        )
     return None
 
 
-def _draft_pagination(params: list[dict[str, Any]], response: Any, declared: tuple[bool, Sequence[str]],
-                      draft: Draft) -> Any:
+def _draft_pagination(
+    params: list[dict[str, Any]], response: Any, declared: tuple[bool, Sequence[str]], draft: Draft
+) -> Any:
     """Draft `pagination:` of a read from its query parameters and its answer together
     (`toolgen.compile.pagination.detect`; `declared`: whether the response declares a Link header,
     and the names of the headers it declares); where detection has a doubt, a
     `# decide [pagination-undecided]` mark above the intent says what to check. Returns the schema
     whose fields the output hint lists: each item's for a paged list, else the whole answer."""
-    query, literal = [p for p in params if p.get("in") == "query"], [
-        part for part in draft.op.url_path.split("/") if part and "{" not in part]
-    found = detect([str(p.get("name")) for p in query], response, declared[0], _param_types(params),
-                   headers=declared[1], params=query, resource=literal[-1] if literal else None)
+    query, literal = (
+        [p for p in params if p.get("in") == "query"],
+        [part for part in draft.op.url_path.split("/") if part and "{" not in part],
+    )
+    found = detect(
+        [str(p.get("name")) for p in query],
+        response,
+        declared[0],
+        _param_types(params),
+        headers=declared[1],
+        params=query,
+        resource=literal[-1] if literal else None,
+    )
     if found is None:
         return response
     pag: dict[str, Any] = {"style": found.style, "items": found.items}
@@ -429,8 +493,15 @@ def _items_schema(response: Any, dotted: str) -> Any:
 def _first_drafts(doc: SpecDocument, api: str) -> tuple[_Drafter, list[Draft], list[LeftOut]]:
     drafter, operations = _Drafter(doc, api), list_operations(doc)  # one draft per operation but TRACE
     id_counts = dict(Counter(op.operation_id for op in operations if op.operation_id))
-    left_out = [LeftOut(op.key, "operation-method-unsupported: TRACE operations are not turned into tools",
-                        "none: toolgen makes no tool of a TRACE") for op in operations if op.method == "TRACE"]
+    left_out = [
+        LeftOut(
+            op.key,
+            "operation-method-unsupported: TRACE operations are not turned into tools",
+            "none: toolgen makes no tool of a TRACE",
+        )
+        for op in operations
+        if op.method == "TRACE"
+    ]
     return drafter, [drafter.draft(op, id_counts) for op in operations if op.method != "TRACE"], left_out
 
 
@@ -439,16 +510,28 @@ def drafted_effects(doc: SpecDocument, api: str) -> list[tuple[Operation, str, s
     return [(d.op, d.key, str(d.intent["effect"])) for d in _first_drafts(doc, api)[1]]
 
 
-def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
-                     decisions: bool = True, spec_diagnostics: Sequence[Diagnostic] = ()) -> InitResult:
+def draft_intent_map(
+    doc: SpecDocument,
+    *,
+    api: str,
+    spec_ref: str,
+    out: Path,
+    command: str,
+    decisions: bool = True,
+    spec_diagnostics: Sequence[Diagnostic] = (),
+) -> InitResult:
     """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
     (relative to `out`); `command` is quoted in the header comment. `decisions=False` skips linting
     the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty). `spec_diagnostics` are
     those of loading `doc` (`load_spec`'s sink): `toolgen lint` reports them too, so each at error
     level under --strict is a decision of the draft as well."""
     drafter, drafts, left_out = _first_drafts(doc, api)
-    data: dict[str, Any] = {"toolgen": 1, "spec": spec_ref, "api": {"name": api},
-                            "tools": {d.key: d.intent for d in drafts}}
+    data: dict[str, Any] = {
+        "toolgen": 1,
+        "spec": spec_ref,
+        "api": {"name": api},
+        "tools": {d.key: d.intent for d in drafts},
+    }
     toolsets = _toolsets(doc, drafts)
     if toolsets:
         data["toolsets"] = toolsets
@@ -473,32 +556,46 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
     if drafts:
         for key, note in fit_descriptions(lowering, data, by_key).items():
             by_key[key].notes.append(note)
-    found = (decisions_of(lowering, data, list(spec_diagnostics), {d.op.pointer: d.key for d in drafts})
-             if decisions else [])
+    found = (
+        decisions_of(lowering, data, list(spec_diagnostics), {d.op.pointer: d.key for d in drafts})
+        if decisions
+        else []
+    )
     if decisions and drafter.unscoped:
-        hint = ("set `permission:` of those intents to what an actor must hold (or keep these names, granted to "
-                "your actors); then delete this mark")
+        hint = (
+            "set `permission:` of those intents to what an actor must hold (or keep these names, granted to "
+            "your actors); then delete this mark"
+        )
         found.insert(0, ("", PERMISSION_UNDECIDED.id, _unscoped_message(drafter.unscoped), hint))
     for key, code, message, hint in found:
         if key in by_key:
             by_key[key].notes.append(one_line(f"decide [{code}]: {message}; {hint}")[:MARK_CHARS])
-    map_decisions = [f"decide [{code}]: {message}; {hint}" for key, code, message, hint in found
-                     if key not in by_key]
+    map_decisions = [
+        f"decide [{code}]: {message}; {hint}" for key, code, message, hint in found if key not in by_key
+    ]
     text = render_draft(doc, drafts, data, left_out, command, map_decisions)
     skipped = [(item.operation, item.reason) for item in left_out]
     marked = [(key if key in by_key else "", code, message) for key, code, message, _ in found]
     if decisions:  # the effects in doubt are marked as they are drafted (lint reports them from the marks)
-        marked += [(d.key, rule, note.split(": ", 1)[1]) for d in drafts for note in d.notes
-                   for rule in (EFFECT_UNDECIDED.id, PAGINATION_UNDECIDED.id) if note.startswith(f"decide [{rule}]")]
-    return InitResult(text, api, len(drafts), skipped, sorted(set(auth_secrets(doc, api).values())), left_out,
-                      marked)
+        marked += [
+            (d.key, rule, note.split(": ", 1)[1])
+            for d in drafts
+            for note in d.notes
+            for rule in (EFFECT_UNDECIDED.id, PAGINATION_UNDECIDED.id)
+            if note.startswith(f"decide [{rule}]")
+        ]
+    return InitResult(
+        text, api, len(drafts), skipped, sorted(set(auth_secrets(doc, api).values())), left_out, marked
+    )
 
 
 def _unscoped_message(own: list[str]) -> str:
     names = " and ".join(f"`{name}`" for name in sorted(set(own)))
-    return (f"{len(own):,} operation{'s' if len(own) != 1 else ''} protected by an OAuth scheme ask{'' if len(own) != 1 else 's'} "
-            f"for no scope, so the draft gives {'them' if len(own) != 1 else 'it'} this map's own permission "
-            f"{names} (each has a `permission:` note)")
+    return (
+        f"{len(own):,} operation{'s' if len(own) != 1 else ''} protected by an OAuth scheme ask{'' if len(own) != 1 else 's'} "
+        f"for no scope, so the draft gives {'them' if len(own) != 1 else 'it'} this map's own permission "
+        f"{names} (each has a `permission:` note)"
+    )
 
 
 def _toolsets(doc: SpecDocument, drafts: list[Draft]) -> dict[str, dict[str, str]]:
@@ -511,15 +608,18 @@ def _toolsets(doc: SpecDocument, drafts: list[Draft]) -> dict[str, dict[str, str
     for d in (d for d in drafts if isinstance(d.intent.get("toolset"), str)):
         paths.setdefault(d.intent["toolset"], []).append(d.op.url_path)
         first.setdefault(d.intent["toolset"], d)
-    out = {name: {"description": with_resources(d.toolset_description, paths[name]), "loading": loading}
-           for name, d in first.items()}
+    out = {
+        name: {"description": with_resources(d.toolset_description, paths[name]), "loading": loading}
+        for name, d in first.items()
+    }
     return dict(sorted(out.items()))
 
 
 def _toolset_description(doc: SpecDocument, tag: str) -> str:
     """`tag_description` with Markdown (emphasis, code marks) made plain, as the draft's comments show tags."""
-    return tag_description(doc.data, tag,
-                           lambda text: " ".join(plain_comment_lines(text, width=100_000, max_lines=1)))
+    return tag_description(
+        doc.data, tag, lambda text: " ".join(plain_comment_lines(text, width=100_000, max_lines=1))
+    )
 
 
 __all__ = ["InitResult", "api_name_from", "draft_intent_map", "drafted_effects", "renamed_keyword"]

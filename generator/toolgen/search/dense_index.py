@@ -28,8 +28,19 @@ from .dense_sidecar import SIDECAR_FILE, SidecarError, decode, dense_texts, docu
 from .onnx_embedder import MAX_TOKENS, DenseModelError, DenseUnavailable, OnnxEmbedder, dense_modules
 from .vector_index import Embedder
 
-__all__ = ["DENSE_DEPTH", "DENSE_NAME", "DENSE_WEIGHT", "RRF_K", "DenseIndex", "DenseModel", "dense_files",
-           "is_dense", "load_dense", "pinned_embedder", "warn_once"]
+__all__ = [
+    "DENSE_DEPTH",
+    "DENSE_NAME",
+    "DENSE_WEIGHT",
+    "RRF_K",
+    "DenseIndex",
+    "DenseModel",
+    "dense_files",
+    "is_dense",
+    "load_dense",
+    "pinned_embedder",
+    "warn_once",
+]
 
 #: ``search.json`` ``semantic.embedder`` of the dense option
 DENSE_NAME = "onnx"
@@ -73,23 +84,34 @@ class DenseModel:
     max_tokens: int = MAX_TOKENS
 
 
-def dense_files(documents: Sequence[Mapping[str, Any]], pins: DenseModel,
-                embedder: Embedder | None = None) -> tuple[dict[str, Any], bytes]:
+def dense_files(
+    documents: Sequence[Mapping[str, Any]], pins: DenseModel, embedder: Embedder | None = None
+) -> tuple[dict[str, Any], bytes]:
     """(the ``semantic`` value of ``search.json``, the ``search.vectors`` bytes) for `documents`:
     each document's `toolgen.search.dense_sidecar.dense_texts` embedded by the pinned model
     (`embedder`: one already loaded, of the same name). Raises `DenseUnavailable`, `DenseModelError`."""
     texts = dense_texts(documents)
     digest = documents_sha256(texts)
     if embedder is None:
-        embedder = pinned_embedder(pins.model, pins.model_sha256, pins.tokenizer, pins.tokenizer_sha256,
-                                   pins.max_tokens)
+        embedder = pinned_embedder(
+            pins.model, pins.model_sha256, pins.tokenizer, pins.tokenizer_sha256, pins.max_tokens
+        )
     vectors = embedder.embed(texts) if texts else []
-    value = {"embedder": DENSE_NAME, "documents_sha256": digest, "max_tokens": pins.max_tokens,
-             "model": {"path": pins.model_ref, "sha256": pins.model_sha256},
-             "tokenizer": {"path": pins.tokenizer_ref, "sha256": pins.tokenizer_sha256},
-             "vectors": SIDECAR_FILE}
-    sidecar = encode(vectors, model_sha256=pins.model_sha256, tokenizer_sha256=pins.tokenizer_sha256,
-                     documents=digest, max_tokens=pins.max_tokens)
+    value = {
+        "embedder": DENSE_NAME,
+        "documents_sha256": digest,
+        "max_tokens": pins.max_tokens,
+        "model": {"path": pins.model_ref, "sha256": pins.model_sha256},
+        "tokenizer": {"path": pins.tokenizer_ref, "sha256": pins.tokenizer_sha256},
+        "vectors": SIDECAR_FILE,
+    }
+    sidecar = encode(
+        vectors,
+        model_sha256=pins.model_sha256,
+        tokenizer_sha256=pins.tokenizer_sha256,
+        documents=digest,
+        max_tokens=pins.max_tokens,
+    )
     return value, sidecar
 
 
@@ -108,8 +130,9 @@ def _pin(value: Any) -> tuple[str, str] | None:
     return path, sha
 
 
-def pinned_embedder(model: Path, model_sha256: str, tokenizer: Path, tokenizer_sha256: str,
-                    max_tokens: int = MAX_TOKENS) -> OnnxEmbedder:
+def pinned_embedder(
+    model: Path, model_sha256: str, tokenizer: Path, tokenizer_sha256: str, max_tokens: int = MAX_TOKENS
+) -> OnnxEmbedder:
     """`OnnxEmbedder.load` of these files and pins, loaded once per process (by file, hash and cut;
     a file changed on disk after its load is not read again). Raises as `OnnxEmbedder.load`."""
     model, tokenizer = model.resolve(), tokenizer.resolve()
@@ -123,8 +146,12 @@ def pinned_embedder(model: Path, model_sha256: str, tokenizer: Path, tokenizer_s
     return found
 
 
-def load_dense(folder: Path, value: Mapping[str, Any], documents: Sequence[Mapping[str, Any]],
-               embedder: Embedder | None = None) -> tuple[DenseIndex | None, str | None]:
+def load_dense(
+    folder: Path,
+    value: Mapping[str, Any],
+    documents: Sequence[Mapping[str, Any]],
+    embedder: Embedder | None = None,
+) -> tuple[DenseIndex | None, str | None]:
     """(the dense index of the package in `folder`, None) or (None, why there is none): `value` is
     the ``semantic`` value of its ``search.json`` (`is_dense`), `documents` its documents. The
     sidecar must hold one vector per document, made from these documents' texts by the model and
@@ -133,8 +160,14 @@ def load_dense(folder: Path, value: Mapping[str, Any], documents: Sequence[Mappi
     Never raises."""
     model, tokenizer = _pin(value.get("model")), _pin(value.get("tokenizer"))
     max_tokens = value.get("max_tokens")
-    if (model is None or tokenizer is None or value.get("vectors") != SIDECAR_FILE
-            or not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= 1 << 16):
+    if (
+        model is None
+        or tokenizer is None
+        or value.get("vectors") != SIDECAR_FILE
+        or not isinstance(max_tokens, int)
+        or isinstance(max_tokens, bool)
+        or not 1 <= max_tokens <= 1 << 16
+    ):
         return None, "search.json's semantic value is malformed"
     digest = documents_sha256(dense_texts(documents))
     if value.get("documents_sha256") != digest:
@@ -150,18 +183,31 @@ def load_dense(folder: Path, value: Mapping[str, Any], documents: Sequence[Mappi
     except SidecarError as exc:
         return None, f"{SIDECAR_FILE} is refused: {exc}; rebuild the package"
     header = sidecar.header
-    wanted = {"count": len(documents), "documents_sha256": digest, "max_tokens": max_tokens,
-              "model_sha256": model[1], "tokenizer_sha256": tokenizer[1]}
+    wanted = {
+        "count": len(documents),
+        "documents_sha256": digest,
+        "max_tokens": max_tokens,
+        "model_sha256": model[1],
+        "tokenizer_sha256": tokenizer[1],
+    }
     if any(header.get(k) != v for k, v in wanted.items()):
-        return None, f"{SIDECAR_FILE} was not made from this search.json's documents by its pinned model: rebuild"
+        return (
+            None,
+            f"{SIDECAR_FILE} was not made from this search.json's documents by its pinned model: rebuild",
+        )
     try:
         if embedder is None or embedder.name != f"onnx:{model[1]}:{tokenizer[1]}":
-            embedder = pinned_embedder(folder / model[0], model[1], folder / tokenizer[0], tokenizer[1], max_tokens)
+            embedder = pinned_embedder(
+                folder / model[0], model[1], folder / tokenizer[0], tokenizer[1], max_tokens
+            )
         width = len(embedder.embed(["tool search"])[0])
     except (DenseModelError, DenseUnavailable) as exc:
         return None, str(exc)
     if sidecar.vectors.shape[0] and width != sidecar.vectors.shape[1]:
-        return None, f"the model embeds {width} dimensions, {SIDECAR_FILE} holds {sidecar.vectors.shape[1]}: rebuild"
+        return (
+            None,
+            f"the model embeds {width} dimensions, {SIDECAR_FILE} holds {sidecar.vectors.shape[1]}: rebuild",
+        )
     return DenseIndex(sidecar.vectors, embedder), None
 
 
@@ -186,8 +232,9 @@ class DenseIndex:
             return None
         return self._vectors @ query
 
-    def fuse(self, query: str, ranked: list[tuple[float, str, int]], pick: Callable[[int], str | None],
-             limit: int) -> list[tuple[float, str, int]]:
+    def fuse(
+        self, query: str, ranked: list[tuple[float, str, int]], pick: Callable[[int], str | None], limit: int
+    ) -> list[tuple[float, str, int]]:
         """`ranked` (the lexical ranking: (-score, tool, rowid), rowid from 1) fused with the dense
         ranking of `query` by weighted reciprocal rank (module docstring): the same entries with the
         fused score, plus the `DENSE_DEPTH` (at least `limit`) nearest documents for which `pick(rowid)`

@@ -34,8 +34,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAGIC", "QUANTISATION", "SIDECAR_FILE", "Sidecar", "SidecarError", "decode", "dense_texts",
-           "documents_sha256", "encode", "same_pins"]
+__all__ = [
+    "MAGIC",
+    "QUANTISATION",
+    "SIDECAR_FILE",
+    "Sidecar",
+    "SidecarError",
+    "decode",
+    "dense_texts",
+    "documents_sha256",
+    "encode",
+    "same_pins",
+]
 
 #: the file name, beside ``search.json``
 SIDECAR_FILE = "search.vectors"
@@ -77,25 +87,40 @@ def documents_sha256(texts: Sequence[str]) -> str:
     return hashlib.sha256(json.dumps(list(texts), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def encode(vectors: Sequence[Sequence[float]], *, model_sha256: str, tokenizer_sha256: str,
-           documents: str, max_tokens: int) -> bytes:
+def encode(
+    vectors: Sequence[Sequence[float]],
+    *,
+    model_sha256: str,
+    tokenizer_sha256: str,
+    documents: str,
+    max_tokens: int,
+) -> bytes:
     """The ``search.vectors`` bytes of `vectors` (one row per document, each of one length, finite).
     Raises ValueError for rows of unequal length or a value that is not finite."""
     import numpy as np
 
-    rows = np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1) if len(vectors) else np.zeros((0, 0))
+    rows = (
+        np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1) if len(vectors) else np.zeros((0, 0))
+    )
     if not np.isfinite(rows).all():
         raise ValueError("a vector holds a value that is not finite")
     peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows))
     scales = (peak / 127.0).astype(np.float32)
     safe = np.where(scales == 0, 1.0, scales.astype(np.float64))[:, None]
     quantised = np.clip(np.rint(rows / safe), -127, 127).astype(np.int8)
-    header = {"count": int(rows.shape[0]), "dimensions": int(rows.shape[1]) if rows.ndim == 2 else 0,
-              "documents_sha256": documents, "max_tokens": int(max_tokens), "model_sha256": model_sha256,
-              "quantisation": QUANTISATION, "tokenizer_sha256": tokenizer_sha256}
+    header = {
+        "count": int(rows.shape[0]),
+        "dimensions": int(rows.shape[1]) if rows.ndim == 2 else 0,
+        "documents_sha256": documents,
+        "max_tokens": int(max_tokens),
+        "model_sha256": model_sha256,
+        "quantisation": QUANTISATION,
+        "tokenizer_sha256": tokenizer_sha256,
+    }
     head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    return b"".join([MAGIC, struct.pack("<I", len(head)), head, scales.astype("<f4").tobytes(),
-                     quantised.tobytes()])
+    return b"".join(
+        [MAGIC, struct.pack("<I", len(head)), head, scales.astype("<f4").tobytes(), quantised.tobytes()]
+    )
 
 
 def _header(data: bytes) -> tuple[dict[str, Any], int]:
@@ -105,11 +130,13 @@ def _header(data: bytes) -> tuple[dict[str, Any], int]:
     start = len(MAGIC) + 4
     if len(data) < start:
         raise SidecarError("it is cut short in its header")
-    (size,) = struct.unpack("<I", data[len(MAGIC):start])
+    (size,) = struct.unpack("<I", data[len(MAGIC) : start])
     if size > _MAX_HEADER or len(data) < start + size:
-        raise SidecarError(f"its header length {size} is over {_MAX_HEADER} bytes or past the end of the file")
+        raise SidecarError(
+            f"its header length {size} is over {_MAX_HEADER} bytes or past the end of the file"
+        )
     try:
-        header = json.loads(data[start:start + size].decode("utf-8"))
+        header = json.loads(data[start : start + size].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise SidecarError(f"its header is not JSON: {exc}") from None
     if not isinstance(header, dict):
@@ -119,13 +146,17 @@ def _header(data: bytes) -> tuple[dict[str, Any], int]:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise SidecarError(f"its header's {key} is not a whole number ≥ 0")
     if not 1 <= header["dimensions"] <= _MAX_DIMENSIONS and header["count"]:
-        raise SidecarError(f"its header's dimensions {header['dimensions']} is not from 1 to {_MAX_DIMENSIONS}")
+        raise SidecarError(
+            f"its header's dimensions {header['dimensions']} is not from 1 to {_MAX_DIMENSIONS}"
+        )
     for key in ("documents_sha256", "model_sha256", "tokenizer_sha256"):
         value = header.get(key)
         if not (isinstance(value, str) and len(value) == 64 and set(value) <= _HEX64):
             raise SidecarError(f"its header's {key} is not a SHA-256 in lower-case hex")
     if header.get("quantisation") != QUANTISATION:
-        raise SidecarError(f"its quantisation is {str(header.get('quantisation'))[:40]!r}, not {QUANTISATION!r}")
+        raise SidecarError(
+            f"its quantisation is {str(header.get('quantisation'))[:40]!r}, not {QUANTISATION!r}"
+        )
     return header, start + size
 
 
@@ -140,8 +171,10 @@ def decode(data: bytes) -> Sidecar:
     count, dims = header["count"], header["dimensions"]
     expected = offset + count * 4 + count * dims
     if len(data) != expected:
-        raise SidecarError(f"it has {len(data)} bytes, not the {expected} its header says "
-                           f"({count} vectors of {dims} dimensions)")
+        raise SidecarError(
+            f"it has {len(data)} bytes, not the {expected} its header says "
+            f"({count} vectors of {dims} dimensions)"
+        )
     scales = np.frombuffer(data, dtype="<f4", count=count, offset=offset).astype(np.float64)
     if not np.isfinite(scales).all() or (scales < 0).any():
         raise SidecarError("a vector's scale is negative or not finite")

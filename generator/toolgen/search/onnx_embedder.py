@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_TOKENS", "DenseModelError", "DenseUnavailable", "OnnxEmbedder", "dense_modules", "file_sha256"]
+__all__ = [
+    "MAX_TOKENS",
+    "DenseModelError",
+    "DenseUnavailable",
+    "OnnxEmbedder",
+    "dense_modules",
+    "file_sha256",
+]
 
 #: the longest token sequence a text is cut to (sentence-transformers' MiniLM models use 256)
 MAX_TOKENS = 256
@@ -60,8 +67,10 @@ def dense_modules() -> tuple[Any, Any, Any]:
         import onnxruntime
         import tokenizers
     except ImportError as exc:
-        raise DenseUnavailable(f"the dense search option needs onnxruntime and tokenizers ({exc.name} is not "
-                               f"installed): pip install -e '.[{EXTRA}]' in a clone of toolgen") from exc
+        raise DenseUnavailable(
+            f"the dense search option needs onnxruntime and tokenizers ({exc.name} is not "
+            f"installed): pip install -e '.[{EXTRA}]' in a clone of toolgen"
+        ) from exc
     return np, onnxruntime, tokenizers
 
 
@@ -79,12 +88,16 @@ def _pinned_bytes(path: Path, sha256: str, what: str) -> bytes:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise DenseModelError(f"{what} {path}: cannot be read ({exc.strerror or exc}); put the file there, "
-                              "or point the option at it") from None
+        raise DenseModelError(
+            f"{what} {path}: cannot be read ({exc.strerror or exc}); put the file there, "
+            "or point the option at it"
+        ) from None
     found = hashlib.sha256(data).hexdigest()
     if found != sha256.lower():
-        raise DenseModelError(f"{what} {path}: its SHA-256 is {found}, not the pinned {sha256}; use the pinned "
-                              f"file, or pin this one (its {what}_sha256) after checking where it came from")
+        raise DenseModelError(
+            f"{what} {path}: its SHA-256 is {found}, not the pinned {sha256}; use the pinned "
+            f"file, or pin this one (its {what}_sha256) after checking where it came from"
+        )
     return data
 
 
@@ -104,8 +117,10 @@ def _pick_output(outputs: Sequence[Any]) -> tuple[str, bool]:
             return name, True
     if len(outputs) == 1 and _rank(outputs[0]) in (2, 3):
         return outputs[0].name, _rank(outputs[0]) == 3
-    raise DenseModelError("an output of shape [batch, sequence, dimensions] (last_hidden_state, token_embeddings) "
-                          "or [batch, dimensions] (sentence_embedding, pooler_output)")
+    raise DenseModelError(
+        "an output of shape [batch, sequence, dimensions] (last_hidden_state, token_embeddings) "
+        "or [batch, dimensions] (sentence_embedding, pooler_output)"
+    )
 
 
 @dataclass(frozen=True)
@@ -120,12 +135,16 @@ def _signature(session: Any, path: Path) -> _Graph:
     """The graph's inputs and the output to read, checked against a sentence embedder's signature."""
     inputs = {i.name: i for i in session.get_inputs()}
     outputs = list(session.get_outputs())
-    found = (f"inputs {sorted(inputs)} and outputs "
-             f"{[(o.name, list(o.shape) if isinstance(o.shape, (list, tuple)) else o.shape) for o in outputs]}")
+    found = (
+        f"inputs {sorted(inputs)} and outputs "
+        f"{[(o.name, list(o.shape) if isinstance(o.shape, (list, tuple)) else o.shape) for o in outputs]}"
+    )
     problem = None
     if not _INPUTS_REQUIRED <= set(inputs) <= _INPUTS_KNOWN:
         problem = "inputs input_ids and attention_mask (and optionally token_type_ids)"
-    elif any(inputs[n].type not in ("tensor(int64)", "tensor(int32)") or _rank(inputs[n]) != 2 for n in inputs):
+    elif any(
+        inputs[n].type not in ("tensor(int64)", "tensor(int32)") or _rank(inputs[n]) != 2 for n in inputs
+    ):
         problem = "integer inputs of shape [batch, sequence]"
     if problem is None:
         try:
@@ -133,8 +152,10 @@ def _signature(session: Any, path: Path) -> _Graph:
         except DenseModelError as exc:
             problem = str(exc)
     if problem is not None:
-        raise DenseModelError(f"model {path}: not a sentence-embedding graph toolgen can run: it has {found}; "
-                              f"expected {problem} (a sentence-transformers ONNX export)")
+        raise DenseModelError(
+            f"model {path}: not a sentence-embedding graph toolgen can run: it has {found}; "
+            f"expected {problem} (a sentence-transformers ONNX export)"
+        )
     integer = {n: "int32" if inputs[n].type == "tensor(int32)" else "int64" for n in inputs}
     return _Graph(frozenset(inputs), integer, name, per_token)
 
@@ -146,8 +167,15 @@ class OnnxEmbedder:
     with another. `embed` returns one unit vector per text (`dimensions` floats), the zero vector for
     a text with no tokens."""
 
-    def __init__(self, session: Any, tokenizer: Any, graph: _Graph, model_sha256: str, tokenizer_sha256: str,
-                 max_tokens: int = MAX_TOKENS) -> None:
+    def __init__(
+        self,
+        session: Any,
+        tokenizer: Any,
+        graph: _Graph,
+        model_sha256: str,
+        tokenizer_sha256: str,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
         self._session = session
         self._tokenizer = tokenizer
         self._graph = graph
@@ -161,8 +189,16 @@ class OnnxEmbedder:
         return f"onnx:{self.model_sha256}:{self.tokenizer_sha256}"
 
     @classmethod
-    def load(cls, model: Path, model_sha256: str, tokenizer: Path, tokenizer_sha256: str, *,
-             max_tokens: int = MAX_TOKENS, threads: int = 1) -> OnnxEmbedder:
+    def load(
+        cls,
+        model: Path,
+        model_sha256: str,
+        tokenizer: Path,
+        tokenizer_sha256: str,
+        *,
+        max_tokens: int = MAX_TOKENS,
+        threads: int = 1,
+    ) -> OnnxEmbedder:
         """The embedder of the model file `model` and the tokenizer file `tokenizer`, each refused
         unless its bytes hash to its pin. The bytes hashed are the bytes parsed (the file is read
         once). `threads`: onnxruntime's intra-op threads (1: one core, the same sums on every run).
@@ -174,8 +210,9 @@ class OnnxEmbedder:
         try:
             tok = tokenizers.Tokenizer.from_str(tokenizer_bytes.decode("utf-8"))
         except Exception as exc:  # noqa: BLE001 - the tokenizers binding raises its own exception types
-            raise DenseModelError(f"tokenizer {tokenizer}: not a tokenizer.json the tokenizers library reads: "
-                                  f"{str(exc)[:200]}") from None
+            raise DenseModelError(
+                f"tokenizer {tokenizer}: not a tokenizer.json the tokenizers library reads: {str(exc)[:200]}"
+            ) from None
         tok.no_padding()
         tok.enable_truncation(max_length=max_tokens)
         options = ort.SessionOptions()
@@ -183,11 +220,21 @@ class OnnxEmbedder:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         try:
-            session = ort.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                model_bytes, sess_options=options, providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
-            raise DenseModelError(f"model {model}: not an ONNX model onnxruntime runs: {str(exc)[:200]}") from None
-        embedder = cls(session, tok, _signature(session, model), model_sha256.lower(), tokenizer_sha256.lower(),
-                       max_tokens)
+            raise DenseModelError(
+                f"model {model}: not an ONNX model onnxruntime runs: {str(exc)[:200]}"
+            ) from None
+        embedder = cls(
+            session,
+            tok,
+            _signature(session, model),
+            model_sha256.lower(),
+            tokenizer_sha256.lower(),
+            max_tokens,
+        )
         pad = tok.token_to_id("[PAD]")
         embedder._pad = int(pad) if pad is not None else 0
         return embedder
@@ -198,7 +245,7 @@ class OnnxEmbedder:
         np, _, _ = dense_modules()
         out: list[list[float]] = []
         for start in range(0, len(texts), BATCH):
-            out.extend(self._batch(np, [str(t) for t in texts[start:start + BATCH]]).tolist())
+            out.extend(self._batch(np, [str(t) for t in texts[start : start + BATCH]]).tolist())
         return out
 
     def _batch(self, np: Any, texts: list[str]) -> Any:
@@ -207,15 +254,19 @@ class OnnxEmbedder:
         ids = np.full((len(texts), width), self._pad, dtype=np.int64)
         mask = np.zeros((len(texts), width), dtype=np.int64)
         for i, encoding in enumerate(encodings):
-            ids[i, :len(encoding.ids)] = encoding.ids
-            mask[i, :len(encoding.ids)] = 1
+            ids[i, : len(encoding.ids)] = encoding.ids
+            mask[i, : len(encoding.ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         graph = self._graph
-        result = self._session.run([graph.output], {n: feeds[n].astype(graph.integer[n]) for n in graph.inputs})[0]
+        result = self._session.run(
+            [graph.output], {n: feeds[n].astype(graph.integer[n]) for n in graph.inputs}
+        )[0]
         result = np.asarray(result, dtype=np.float64)
         if graph.pooled_per_token:
             if result.ndim != 3 or result.shape[:2] != ids.shape:
-                raise DenseModelError(f"the model answered shape {list(result.shape)}, not [batch, sequence, dims]")
+                raise DenseModelError(
+                    f"the model answered shape {list(result.shape)}, not [batch, sequence, dims]"
+                )
             weights = mask[:, :, None].astype(np.float64)
             result = (result * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         elif result.ndim != 2 or result.shape[0] != len(texts):

@@ -44,8 +44,18 @@ from .words import (
     WORD_SYNONYMS,
 )
 
-__all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "item_path", "names_one",
-           "query_terms", "search_documents", "split_words"]
+__all__ = [
+    "SEARCH_FORMAT",
+    "STOP_WORDS",
+    "TABLES",
+    "analyse_query",
+    "content_terms",
+    "item_path",
+    "names_one",
+    "query_terms",
+    "search_documents",
+    "split_words",
+]
 
 #: version of the document format (``search.json`` ``format``)
 SEARCH_FORMAT = 3
@@ -69,9 +79,19 @@ TABLES: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {
 
 #: classes close enough to earn part of the boost
 RELATED = {
-    ("get", "list"), ("list", "get"), ("search", "list"), ("list", "search"), ("get", "search"),
-    ("search", "get"), ("create", "update"), ("update", "create"), ("delete", "update"),
-    ("cancel", "delete"), ("delete", "cancel"), ("detach", "delete"), ("delete", "detach"),
+    ("get", "list"),
+    ("list", "get"),
+    ("search", "list"),
+    ("list", "search"),
+    ("get", "search"),
+    ("search", "get"),
+    ("create", "update"),
+    ("update", "create"),
+    ("delete", "update"),
+    ("cancel", "delete"),
+    ("delete", "cancel"),
+    ("detach", "delete"),
+    ("delete", "detach"),
 }
 #: the tables whose words say what an operation is about (for `ToolIndex._coverage`): its names, path and
 #: description (a request written from the vendor's docs names what the description names)
@@ -106,10 +126,11 @@ _TAG = re.compile(r"<[^>]+>")
 _VALUE = re.compile(r"\S+[/@.]\S+|\b([a-z]+)_[A-Za-z0-9]*[0-9][A-Za-z0-9]*\b")
 #: opaque identifiers a request pastes (UUIDs, base-62 ids, commit hashes): letters and digits mixed
 #: in one token of seven characters or more, never a word to search for
-_OPAQUE = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"
-                     r"|\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{7,}\b")
+_OPAQUE = re.compile(
+    r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"
+    r"|\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{7,}\b"
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
-
 
 
 def split_words(text: str) -> list[str]:
@@ -159,8 +180,12 @@ def names_one(query: str) -> bool:
             before = split_words(words[i - 1])
             after = words[i + 1].lower() if i + 1 < len(words) else ""
             # the value ends the object: the request ends, or goes on after a comma, dash or preposition
-            return (bool(before) and not _plural(before[-1]) and not before[-1].isdigit()
-                    and (written != word or after in PREPOSITIONS or after in ("", "-", "and")))
+            return (
+                bool(before)
+                and not _plural(before[-1])
+                and not before[-1].isdigit()
+                and (written != word or after in PREPOSITIONS or after in ("", "-", "and"))
+            )
     return False
 
 
@@ -175,7 +200,11 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
     """`query_terms`, plus the terms the request itself names (without added synonyms) and the terms of
     its object: the words before the first preposition ("remove *the bug label* from issue 12")."""
     first = split_words(query)[:1]
-    text = " " + " ".join(split_words(_OPAQUE.sub(" ", _VALUE.sub(lambda m: f" {m.group(1) or ''} ", query)))) + " "
+    text = (
+        " "
+        + " ".join(split_words(_OPAQUE.sub(" ", _VALUE.sub(lambda m: f" {m.group(1) or ''} ", query))))
+        + " "
+    )
     for phrase in ACTION_PHRASES:  # separable phrasal verbs: "take the label off" → "take off the label"
         verb, _, particle = phrase.partition(" ")
         if " " not in particle:
@@ -185,7 +214,7 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
     stopped = _STOPPED.search(text)
     if stopped:
         verb = _gerund_stem(stopped.group(2))
-        text = text[:stopped.start()] + f" delete un{verb} {verb} " + text[stopped.end():]
+        text = text[: stopped.start()] + f" delete un{verb} {verb} " + text[stopped.end() :]
         actions.add("delete")
     for phrase, api_words in sorted(PHRASE_SYNONYMS.items(), key=lambda kv: (-len(kv[0]), kv[0])):
         if f" {phrase} " in text:
@@ -275,8 +304,13 @@ def _first_sentence(text: str) -> str:
 
 def _plural(word: str) -> bool:
     """Whether `word` looks like a plural noun (issues, repositories; not status, class, this)."""
-    return (len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ys"))
-            and word not in STOP_WORDS and not any(word in ws for ws in ACTION_WORDS.values()))
+    return (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is", "ys"))
+        and word not in STOP_WORDS
+        and not any(word in ws for ws in ACTION_WORDS.values())
+    )
 
 
 def _path_nouns(path: str) -> list[str]:
@@ -314,8 +348,11 @@ def _action_of(row: Mapping[str, Any], title: str, body: str) -> str:  # noqa: P
         return last
     if method == "DELETE" or row.get("effect") == "destructive":
         return "delete"
-    op_words = [w for w in split_words(str(op.get("id", ""))) if w not in ("get", "post", "put", "patch", "delete")
-                or not str(op.get("id", ""))[:1].isupper()]
+    op_words = [
+        w
+        for w in split_words(str(op.get("id", "")))
+        if w not in ("get", "post", "put", "patch", "delete") or not str(op.get("id", ""))[:1].isupper()
+    ]
     candidates = split_words(title)[:1] + op_words[:3] + split_words(body)[:1]
     if method in ("GET", "HEAD"):
         if "search" in candidates or last == "search" or "search" in segments:
@@ -351,14 +388,19 @@ def _composite_action(row: Mapping[str, Any]) -> str:
         step_row = step.get("row") or {}
         if step_row.get("effect") != "read":
             method = str((step_row.get("operation") or {}).get("method", "")).upper()
-            return "delete" if step_row.get("effect") == "destructive" else _METHOD_ACTIONS.get(method, "update")
+            return (
+                "delete" if step_row.get("effect") == "destructive" else _METHOD_ACTIONS.get(method, "update")
+            )
     return "update"
 
 
 def composite_operation(row: Mapping[str, Any]) -> str:
     """How a composite's operations read in a search hit: ``composite: getTicket → addFollowup``."""
     plan = row.get("composite") or {}
-    names = [str((s.get("row") or {}).get("operation", {}).get("id") or s.get("id")) for s in plan.get("steps") or []]
+    names = [
+        str((s.get("row") or {}).get("operation", {}).get("id") or s.get("id"))
+        for s in plan.get("steps") or []
+    ]
     return f"composite: {(' → ' if plan.get('pattern') == 'pipeline' else ', ').join(names)}"
 
 
@@ -382,8 +424,15 @@ def _verbs_text(action: str, row: Mapping[str, Any], method: str, path: str, bod
     extra: list[str] = split_words(body)[:1]
     if len(segments) >= 2 and segments[-2].startswith("{") and method != "GET":
         extra = split_words(segments[-1])  # the path's own action: /subscriptions/{id}/cancel
-    return " ".join([action, *ACTION_WORDS.get(action, ())[:6], *extra, str(row.get("effect", "")),
-                     str(row.get("mode", ""))])
+    return " ".join(
+        [
+            action,
+            *ACTION_WORDS.get(action, ())[:6],
+            *extra,
+            str(row.get("effect", "")),
+            str(row.get("mode", "")),
+        ]
+    )
 
 
 def _decompound(words: list[str], vocabulary: set[str]) -> list[str]:
@@ -420,9 +469,12 @@ def _output_names(schema: Any, depth: int = 0) -> list[str]:
     return out
 
 
-def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]],
-                     remember: Remember | None = None, key_of: Callable[..., str] | None = None
-                     ) -> list[dict[str, Any]]:
+def search_documents(
+    policy: Mapping[str, Any],
+    catalog: Sequence[Mapping[str, Any]],
+    remember: Remember | None = None,
+    key_of: Callable[..., str] | None = None,
+) -> list[dict[str, Any]]:
     """One index document per operation of a generated API, in intent order (deterministic).
 
     `policy`: the ``policy.json`` object (its ``tools`` rows: tool, mode, intent, effect, operation,
@@ -437,8 +489,11 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     SHA-256 of their `marshal` format 2; the build passes `toolgen.emit.piece_key`, which knows the
     catalog entries it read back by their own keys), None when the parts are not plain data."""
     entries = {str(e.get("name")): e for e in catalog}
-    by_toolset = {str(s.get("name")): tuple(str(e) for e in s.get("examples") or [])
-                  for s in policy.get("toolsets", []) or [] if isinstance(s, Mapping)}
+    by_toolset = {
+        str(s.get("name")): tuple(str(e) for e in s.get("examples") or [])
+        for s in policy.get("toolsets", []) or []
+        if isinstance(s, Mapping)
+    }
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row in policy.get("tools", []) or []:
         name = str(row.get("tool"))
@@ -447,14 +502,27 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     docs: list[dict[str, Any]] = []
     vocabulary: set[str] = set()
     for key in sorted(groups):
-        rows = sorted(groups[key], key=lambda r: ({"record": 0, "read": 1, "preview": 2}.get(
-            str(r.get("mode")), 1), str(r.get("tool"))))
+        rows = sorted(
+            groups[key],
+            key=lambda r: (
+                {"record": 0, "read": 1, "preview": 2}.get(str(r.get("mode")), 1),
+                str(r.get("tool")),
+            ),
+        )
         own = {str(r.get("tool")): entries.get(str(r.get("tool"))) or {} for r in rows}
         shared = by_toolset.get(str(rows[0].get("toolset")), ())
         piece = None
-        if remember is not None:  # the rows and entries as plain data: their content, whatever objects they share
-            piece = (key_of or _marshal_key)("search-document 4", key, len(rows), *rows,
-                                             *(x for item in own.items() for x in item), *shared)
+        if (
+            remember is not None
+        ):  # the rows and entries as plain data: their content, whatever objects they share
+            piece = (key_of or _marshal_key)(
+                "search-document 4",
+                key,
+                len(rows),
+                *rows,
+                *(x for item in own.items() for x in item),
+                *shared,
+            )
         if remember is None or piece is None:
             doc = _document(key, rows, own, shared)
         else:
@@ -469,8 +537,6 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     return docs
 
 
-
-
 def _marshal_key(*parts: Any) -> str | None:
     try:
         return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
@@ -478,8 +544,12 @@ def _marshal_key(*parts: Any) -> str | None:
         return None
 
 
-def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Mapping[str, Any]],
-              toolset_examples: Sequence[str] = ()) -> dict[str, Any]:
+def _document(
+    key: str,
+    rows: list[Mapping[str, Any]],
+    entries: Mapping[str, Mapping[str, Any]],
+    toolset_examples: Sequence[str] = (),
+) -> dict[str, Any]:
     """The index document of one operation (`search_documents`), before decompounding: `rows` its
     policy rows, acting tool first; `entries` their MCP catalog entries by tool name;
     `toolset_examples` the `examples` of its toolset."""
@@ -488,7 +558,9 @@ def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Map
     op = main.get("operation") or {}
     method = str(op.get("method", "")).upper()
     path = str(op.get("path", ""))
-    operation = composite_operation(main) if main.get("composite") else str(op.get("id") or f"{method} {path}")
+    operation = (
+        composite_operation(main) if main.get("composite") else str(op.get("id") or f"{method} {path}")
+    )
     body = _clean(str(entry.get("description") or ""))
     title = str(entry.get("title") or "").removeprefix("Preview: ") or _first_sentence(body)
     action = _action_of(main, title, body)
@@ -527,7 +599,9 @@ def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Map
     toolset = main.get("toolset")
     toolset_words = split_words(str(toolset)) if toolset else []
     fields = {
-        "name": names, "title": " ".join(_expand(split_words(title))), "keywords": keywords_text,
+        "name": names,
+        "title": " ".join(_expand(split_words(title))),
+        "keywords": keywords_text,
         "object": " ".join(_expand(_object_nouns(path))),
         "nouns": " ".join(_expand(_path_nouns(path))),
         "verbs": _verbs_text(action, main, method, path, body) + "".join(f" act{a}" for a in actions),

@@ -38,10 +38,22 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "NOTHING_MATCHED", "SEARCH_TOOL_ANNOTATIONS",
-           "SEARCH_TOOL_INPUT_SCHEMA", "SEARCH_TOOL_NAME", "SEARCH_TOOL_OUTPUT_SCHEMA", "SEARCH_TOOL_TITLE",
-           "gemini_search_declaration", "mcp_search_tool", "openai_search_function", "search_arguments",
-           "search_tool_description"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "NOTHING_MATCHED",
+    "SEARCH_TOOL_ANNOTATIONS",
+    "SEARCH_TOOL_INPUT_SCHEMA",
+    "SEARCH_TOOL_NAME",
+    "SEARCH_TOOL_OUTPUT_SCHEMA",
+    "SEARCH_TOOL_TITLE",
+    "gemini_search_declaration",
+    "mcp_search_tool",
+    "openai_search_function",
+    "search_arguments",
+    "search_tool_description",
+]
 
 SEARCH_TOOL_NAME = "search_tools"
 SEARCH_TOOL_TITLE = "Search tools"
@@ -50,16 +62,29 @@ MAX_LIMIT = 20
 MAX_QUERY_CHARS = 500
 
 #: MCP `ToolAnnotations` (D.1), all four hints explicit: the meta-tool only reads the package's own index.
-SEARCH_TOOL_ANNOTATIONS: dict[str, Any] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                                           "openWorldHint": False}
+SEARCH_TOOL_ANNOTATIONS: dict[str, Any] = {
+    "readOnlyHint": True,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
 
 SEARCH_TOOL_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-                  "description": "What you want to do, in plain words (e.g. \"remove a label from an issue\")."},
-        "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
-                  "description": f"Most operations to return (default {DEFAULT_LIMIT}; null for the default)."},
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_QUERY_CHARS,
+            "description": 'What you want to do, in plain words (e.g. "remove a label from an issue").',
+        },
+        "limit": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": f"Most operations to return (default {DEFAULT_LIMIT}; null for the default).",
+        },
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -96,28 +121,41 @@ _HIT_SCHEMA: dict[str, Any] = {
 SEARCH_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "tools": {"type": "array", "items": _DEFINITION_SCHEMA,
-                  "description": "Full definitions of the found tools, best first; call them by name."},
-        "hits": {"type": "array", "items": _HIT_SCHEMA, "maxItems": MAX_LIMIT,
-                 "description": "The ranked hits the definitions come from, best first."},
-        "note": {"type": "string",
-                 "description": "Present when no tool matched: results are never padded with tools that "
-                                "match nothing the request names."},
+        "tools": {
+            "type": "array",
+            "items": _DEFINITION_SCHEMA,
+            "description": "Full definitions of the found tools, best first; call them by name.",
+        },
+        "hits": {
+            "type": "array",
+            "items": _HIT_SCHEMA,
+            "maxItems": MAX_LIMIT,
+            "description": "The ranked hits the definitions come from, best first.",
+        },
+        "note": {
+            "type": "string",
+            "description": "Present when no tool matched: results are never padded with tools that "
+            "match nothing the request names.",
+        },
     },
     "required": ["tools", "hits"],
     "additionalProperties": False,
 }
 
 #: the ``note`` of an answer with no hit
-NOTHING_MATCHED = ("No tool matched: no tool you may use names any word of the request. Describe the task "
-                   "with the words of the thing it acts on (e.g. 'invoice', 'label'), or use a listed tool.")
+NOTHING_MATCHED = (
+    "No tool matched: no tool you may use names any word of the request. Describe the task "
+    "with the words of the thing it acts on (e.g. 'invoice', 'label'), or use a listed tool."
+)
 
 
 def search_tool_description(toolsets: Sequence[str]) -> str:
     """What the model reads about the meta-tool: when to use it and which toolsets it searches
     (`toolsets`: names of the toolsets holding deferred tools, listed in the given order)."""
-    text = ("Find more tools of this API: describe the task in plain words and get the full definitions of "
-            "the best matching tools you may use, then call them by name. Use it when no listed tool fits.")
+    text = (
+        "Find more tools of this API: describe the task in plain words and get the full definitions of "
+        "the best matching tools you may use, then call them by name. Use it when no listed tool fits."
+    )
     if toolsets:
         text += " Searchable toolsets: " + ", ".join(toolsets) + "."
     return text
@@ -129,14 +167,16 @@ def mcp_search_tool(toolsets: Sequence[str]) -> dict[str, Any]:
     description (naming `toolsets` in the given order; the build and the server pass the sorted
     toolsets holding deferred tools), the input and output schemas and the annotations above. A
     fresh value each call: callers may not share nested mutable state with the constants."""
-    return copy.deepcopy({
-        "name": SEARCH_TOOL_NAME,
-        "title": SEARCH_TOOL_TITLE,
-        "description": search_tool_description(toolsets),
-        "inputSchema": SEARCH_TOOL_INPUT_SCHEMA,
-        "outputSchema": SEARCH_TOOL_OUTPUT_SCHEMA,
-        "annotations": SEARCH_TOOL_ANNOTATIONS,
-    })
+    return copy.deepcopy(
+        {
+            "name": SEARCH_TOOL_NAME,
+            "title": SEARCH_TOOL_TITLE,
+            "description": search_tool_description(toolsets),
+            "inputSchema": SEARCH_TOOL_INPUT_SCHEMA,
+            "outputSchema": SEARCH_TOOL_OUTPUT_SCHEMA,
+            "annotations": SEARCH_TOOL_ANNOTATIONS,
+        }
+    )
 
 
 def gemini_search_declaration(toolsets: Sequence[str]) -> dict[str, Any]:
@@ -150,8 +190,10 @@ def gemini_search_declaration(toolsets: Sequence[str]) -> dict[str, Any]:
             "type": "OBJECT",
             "properties": {
                 "query": {"type": "STRING", "description": "What you want to do, in plain words."},
-                "limit": {"type": "INTEGER", "description": f"Most tools to return (1-{MAX_LIMIT}, default "
-                                                            f"{DEFAULT_LIMIT})."},
+                "limit": {
+                    "type": "INTEGER",
+                    "description": f"Most tools to return (1-{MAX_LIMIT}, default {DEFAULT_LIMIT}).",
+                },
             },
             "required": ["query"],
         },
@@ -178,11 +220,17 @@ def openai_search_function(toolsets: Sequence[str]) -> dict[str, Any]:
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string",
-                              "description": f"What you want to do, in plain words (1-{MAX_QUERY_CHARS} characters)."},
-                    "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_LIMIT,
-                              "description": f"Most operations to return (1-{MAX_LIMIT}); null for the default "
-                                             f"({DEFAULT_LIMIT})."},
+                    "query": {
+                        "type": "string",
+                        "description": f"What you want to do, in plain words (1-{MAX_QUERY_CHARS} characters).",
+                    },
+                    "limit": {
+                        "type": ["integer", "null"],
+                        "minimum": 1,
+                        "maximum": MAX_LIMIT,
+                        "description": f"Most operations to return (1-{MAX_LIMIT}); null for the default "
+                        f"({DEFAULT_LIMIT}).",
+                    },
                 },
                 "required": ["query", "limit"],
                 "additionalProperties": False,

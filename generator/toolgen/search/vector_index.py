@@ -40,8 +40,20 @@ from typing import Any, Protocol, runtime_checkable
 
 from .text_index import STOP_WORDS
 
-__all__ = ["DIMENSIONS", "FUSION_WEIGHT", "LSA_NAME", "SEMANTIC_BACKENDS", "SEMANTIC_FORMAT", "Embedder",
-           "LsaEmbedder", "SemanticIndex", "SemanticUnavailable", "numpy", "semantic_index", "stem_terms"]
+__all__ = [
+    "DIMENSIONS",
+    "FUSION_WEIGHT",
+    "LSA_NAME",
+    "SEMANTIC_BACKENDS",
+    "SEMANTIC_FORMAT",
+    "Embedder",
+    "LsaEmbedder",
+    "SemanticIndex",
+    "SemanticUnavailable",
+    "numpy",
+    "semantic_index",
+    "stem_terms",
+]
 
 #: the ``format`` of a ``search.json`` that carries ``semantic`` (the lexical one is
 #: `toolgen.search.text_index.SEARCH_FORMAT`)
@@ -66,8 +78,14 @@ FUSION_WEIGHT = 0.25
 #: the weight of each field's words in the term × operation matrix: what names an operation (its
 #: names, title, keywords, object and path) and its description. Argument and output member names
 #: stay out (shared by most operations of an API, they blur the space), as do the derived ``verbs``
-FIELD_WEIGHTS: dict[str, float] = {"name": 2.0, "title": 2.0, "keywords": 2.0, "object": 2.0, "nouns": 1.0,
-                                   "body": 0.5}
+FIELD_WEIGHTS: dict[str, float] = {
+    "name": 2.0,
+    "title": 2.0,
+    "keywords": 2.0,
+    "object": 2.0,
+    "nouns": 1.0,
+    "body": 0.5,
+}
 _SEED = 20261202
 _OVERSAMPLE = 10
 _POWER_ITERATIONS = 3
@@ -99,7 +117,9 @@ def numpy() -> Any:
     try:
         import numpy as np
     except ImportError as exc:
-        raise SemanticUnavailable("the semantic search option needs numpy: pip install -e '.[semantic]' in a clone of toolgen") from exc
+        raise SemanticUnavailable(
+            "the semantic search option needs numpy: pip install -e '.[semantic]' in a clone of toolgen"
+        ) from exc
     return np
 
 
@@ -117,7 +137,9 @@ def stem_terms(texts: Sequence[str]) -> list[dict[str, int]]:
         db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         _STEMMERS.db = db
     try:
-        db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, text) for i, text in enumerate(texts, 1)])
+        db.executemany(
+            "INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, text) for i, text in enumerate(texts, 1)]
+        )
         out: list[dict[str, int]] = [{} for _ in texts]
         for term, doc in db.execute("SELECT term, doc FROM v"):
             counts = out[int(doc) - 1]
@@ -130,8 +152,11 @@ def stem_terms(texts: Sequence[str]) -> list[dict[str, int]]:
 def _document_terms(documents: Sequence[Mapping[str, Any]], stop: frozenset[str]) -> list[dict[str, float]]:
     """Per document, its stems weighted by the fields they occur in (`FIELD_WEIGHTS`)."""
     columns = list(FIELD_WEIGHTS)
-    texts = [" ".join(w for w in str((d.get("fields") or {}).get(c) or "").split() if w not in stop)
-             for d in documents for c in columns]
+    texts = [
+        " ".join(w for w in str((d.get("fields") or {}).get(c) or "").split() if w not in stop)
+        for d in documents
+        for c in columns
+    ]
     stems = stem_terms(texts)
     out: list[dict[str, float]] = []
     for i in range(len(documents)):
@@ -218,8 +243,12 @@ class LsaEmbedder:
     name: str = LSA_NAME
 
     @classmethod
-    def fit(cls, documents: Sequence[Mapping[str, Any]], stop_words: frozenset[str] = STOP_WORDS,
-            dimensions: int = DIMENSIONS) -> tuple[LsaEmbedder, list[list[float]]]:
+    def fit(
+        cls,
+        documents: Sequence[Mapping[str, Any]],
+        stop_words: frozenset[str] = STOP_WORDS,
+        dimensions: int = DIMENSIONS,
+    ) -> tuple[LsaEmbedder, list[list[float]]]:
         """The embedder learned from `documents` (``search.json`` documents) and each document's
         unit vector (in order). Terms in fewer than two documents are left out (they associate with
         nothing but their own operation, which the lexical index finds already)."""
@@ -269,8 +298,10 @@ class LsaEmbedder:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"dimensions": self.dimensions,
-                "terms": {t: [idf, list(vector)] for t, (idf, vector) in sorted(self.terms.items())}}
+        return {
+            "dimensions": self.dimensions,
+            "terms": {t: [idf, list(vector)] for t, (idf, vector) in sorted(self.terms.items())},
+        }
 
     @classmethod
     def from_json(cls, value: Any) -> LsaEmbedder | None:
@@ -284,8 +315,13 @@ class LsaEmbedder:
             return None
         terms: dict[str, tuple[float, tuple[float, ...]]] = {}
         for term, entry in value["terms"].items():
-            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)
-                    and len(entry[1]) == dims and _finite_numbers([entry[0], *entry[1]])):
+            if not (
+                isinstance(entry, list)
+                and len(entry) == 2
+                and isinstance(entry[1], list)
+                and len(entry[1]) == dims
+                and _finite_numbers([entry[0], *entry[1]])
+            ):
                 return None
             terms[str(term)] = (float(entry[0]), tuple(float(x) for x in entry[1]))
         return cls(terms, dims)
@@ -304,7 +340,9 @@ def _finite_numbers(values: Sequence[Any]) -> bool:
     return True
 
 
-def semantic_index(documents: Sequence[Mapping[str, Any]], embedder: Embedder | None = None) -> dict[str, Any]:
+def semantic_index(
+    documents: Sequence[Mapping[str, Any]], embedder: Embedder | None = None
+) -> dict[str, Any]:
     """The ``semantic`` value of ``search.json``: ``{"embedder": name, "documents": [[float, ...],
     ...] (one unit vector per document, in order), "model": ...}``. Without `embedder`, LSA is
     fitted on `documents` and ``model`` holds its term vectors (the runtime embeds requests with
@@ -316,7 +354,11 @@ def semantic_index(documents: Sequence[Mapping[str, Any]], embedder: Embedder | 
         return {"embedder": lsa.name, "model": lsa.to_json(), "documents": vectors}
     texts = [" ".join(str((d.get("fields") or {}).get(c) or "") for c in FIELD_WEIGHTS) for d in documents]
     raw = np.array(embedder.embed(texts), dtype=float) if texts else np.zeros((0, 0))
-    return {"embedder": str(embedder.name), "model": None, "documents": _rounded(_unit(raw)) if len(raw) else []}
+    return {
+        "embedder": str(embedder.name),
+        "model": None,
+        "documents": _rounded(_unit(raw)) if len(raw) else [],
+    }
 
 
 class SemanticIndex:

@@ -12,8 +12,20 @@ added for them (`WORD_SYNONYMS`), abbreviations spelled out on both sides of the
 
 from __future__ import annotations
 
-__all__ = ["ABBREVIATIONS", "ACTION_PHRASES", "ACTION_WORDS", "GENERIC_ACTION", "NOUN_SYNONYMS", "PATH_ACTIONS",
-           "PHRASE_SYNONYMS", "PREPOSITIONS", "QUESTION_WORDS", "READ_VERBS", "STOP_WORDS", "WORD_SYNONYMS"]
+__all__ = [
+    "ABBREVIATIONS",
+    "ACTION_PHRASES",
+    "ACTION_WORDS",
+    "GENERIC_ACTION",
+    "NOUN_SYNONYMS",
+    "PATH_ACTIONS",
+    "PHRASE_SYNONYMS",
+    "PREPOSITIONS",
+    "QUESTION_WORDS",
+    "READ_VERBS",
+    "STOP_WORDS",
+    "WORD_SYNONYMS",
+]
 
 
 def _entries(text: str) -> dict[str, tuple[str, ...]]:
@@ -50,23 +62,27 @@ ACTION_WORDS: dict[str, tuple[str, ...]] = _entries(
     " list: list lists all browse enumerate every index recent history;"
     " get: get fetch retrieve read details detail show view see display inspect info information status"
     " check what which current retrieves gets lookup download returns return;"
-    " search: search find query lookup locate filter matching searches")
+    " search: search find query lookup locate filter matching searches"
+)
 #: the generic words of reading and writing: they say that a request acts, not on what
 GENERIC_ACTION = _set(
     "add adds all change create creates current delete deletes detail details display edit every fetch get gets"
     " info information list lists make modify new patch post put read recent remove removes retrieve retrieves"
-    " return returns see set show update updates view write")
+    " return returns see set show update updates view write"
+)
 #: multi-word phrases and the action class they ask for (matched before single words)
 ACTION_PHRASES: dict[str, str] = _phrases(
     "get rid of: delete; take off: delete; take away: delete; throw away: delete; clean up: delete;"
     " tear down: delete; turn off: disable; turn on: enable; show all: list; show me all: list; list all: list;"
     " all of the: list; look up: get; look at: get; look for: search; search for: search; set up: create;"
-    " sign up: create; kick off: create; spin up: create")
+    " sign up: create; kick off: create; spin up: create"
+)
 #: everyday phrases → the API's words for them (matched before single words)
 PHRASE_SYNONYMS: dict[str, str] = _phrases(
     "money back: refund; pay out: payout; send money: transfer; move money: transfer; thumbs up: reaction;"
     " sign up: subscription create; code review: review; credit card: card; bank account: bank account;"
-    " pull request: pull request")
+    " pull request: pull request"
+)
 #: single words → the API's words, added to the query (people say "reply", specs say "comment"); the
 #: second half: everyday English verbs → the verbs APIs name their operations with (no API's own words)
 WORD_SYNONYMS: dict[str, tuple[str, ...]] = _entries(
@@ -77,26 +93,30 @@ WORD_SYNONYMS: dict[str, tuple[str, ...]] = _entries(
     " disconnect: detach; plug: attach; reboot: reset restart; restart: reset; boot: start; launch: insert;"
     " provision: insert; spin: insert; reassign: assign; fix: update edit; correct: update edit;"
     " remind: reminder notification; history: events log audit; logged: current session;"
-    " whoami: current user; myself: current user")
+    " whoami: current user; myself: current user"
+)
 #: verbs that name an action of their own when they end a path (``POST /payouts/{payout}/cancel``);
 #: a request that says one of them asks for that action
 PATH_ACTIONS = _set(
     "accept approve archive attach block cancel capture clone close confirm detach dismiss dispatch expire export"
     " finalize follow import lock merge pause pay pin publish redeliver refund reject release rerun reset resize"
     " restart restore resume retry reverse send star start stop submit suspend sync transfer unblock unfollow"
-    " unlock unpin unstar validate verify void")
+    " unlock unpin unstar validate verify void"
+)
 #: verbs of reading that name no thing: only their action class is searched for ("find" must not
 #: match "findings")
 READ_VERBS = _set(
     "browse display enumerate fetch find gets inspect lists locate look lookup read retrieve retrieves see show"
-    " view")
+    " view"
+)
 #: the first words of a question; a question asks to read, whatever verbs it goes on to say
 QUESTION_WORDS = _set(
-    "am are did do does has have how is was were what whats when where which who whom whose why")
+    "am are did do does has have how is was were what whats when where which who whom whose why"
+)
 #: words that end a request's object: what follows them is context ("from issue 12")
 PREPOSITIONS = _set(
-    "about across after at before between by for from in inside into of on onto since to under with"
-    " within")
+    "about across after at before between by for from in inside into of on onto since to under with within"
+)
 #: API nouns and abbreviations → the words the specs use (both sides of the index are expanded); the
 #: second half: the prefixes of object ids people paste (cus_123, ch_1, pi_3...)
 ABBREVIATIONS: dict[str, tuple[str, ...]] = _entries(
@@ -106,7 +126,8 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = _entries(
     " configs: configuration; msg: message; desc: description; perm: permission; perms: permission;"
     " info: information;"
     " cus: customer; ch: charge; pi: payment intent; pm: payment method; prod: product; acct: account;"
-    " txn: transaction; evt: event; po: payout; dp: dispute; ii: invoiceitem; seti: setup intent")
+    " txn: transaction; evt: event; po: payout; dp: dispute; ii: invoiceitem; seti: setup intent"
+)
 #: nouns → the words the specs use beside them (plurals need no entry: the porter stemmer joins them);
 #: the last entries are general computing vocabulary: a VM is a virtual machine, which clouds call an
 #: instance
@@ -119,7 +140,8 @@ NOUN_SYNONYMS: dict[str, tuple[str, ...]] = _entries(
     " star: starred starring; stars: starred starring; stargazer: star; stargazers: star; starred: stargazers;"
     " watch: subscription watched; ssh: key; gpg: key; coupon: discount; discount: coupon; tag: ref; tags: ref;"
     " branch: ref;"
-    " vm: virtual machine instance; vms: virtual machine instance; server: instance; servers: instance")
+    " vm: virtual machine instance; vms: virtual machine instance; server: instance; servers: instance"
+)
 #: the function words of English requests, with the halves of contractions (don't → don t)
 STOP_WORDS = _set(
     "a about actually again already also although am an and another any anymore are aren as at be because been"
@@ -129,4 +151,5 @@ STOP_WORDS = _set(
     " other our out over own please re really right same shall should shouldn so some still such tell than"
     " thanks that the their them then there these this those though to too under until up us use using ve"
     " very via want was wasn we we're were weren what whatever when where which whichever while who whoever"
-    " whom whose why will with won would wouldn yet you your")
+    " whom whose why will with won would wouldn yet you your"
+)

@@ -152,9 +152,14 @@ def _from_class(items: list[Any]) -> str:
     return "a"
 
 
-def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[str,
-               Any] | None = None,
-               name: str | None = None, depth: int = 0) -> Any:
+def synthesise(
+    schema: Any,
+    root: Mapping[str, Any],
+    *,
+    arg_examples: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    depth: int = 0,
+) -> Any:
     """A value valid for `schema` (best effort; the caller validates). `arg_examples` overrides by
     property name at any depth. In order: the example given for `name`; the schema's own value
     (``const``, the first non-null ``enum`` member, ``default``, the first of ``examples``); the
@@ -221,8 +226,9 @@ def _merged_all_of(schema: dict[str, Any], root: Mapping[str, Any]) -> dict[str,
     return merged
 
 
-def _typed_value(schema: dict[str, Any], root: Mapping[str, Any], arg_examples: Mapping[str, Any] | None,
-                 depth: int) -> Any:
+def _typed_value(
+    schema: dict[str, Any], root: Mapping[str, Any], arg_examples: Mapping[str, Any] | None, depth: int
+) -> Any:
     """A value of the schema's ``type`` (its first non-null one; an object when it has ``properties``,
     else a string): an object of its required properties, an array of ``minItems`` items, a string
     or number within its bounds, true, null."""
@@ -234,13 +240,16 @@ def _typed_value(schema: dict[str, Any], root: Mapping[str, Any], arg_examples: 
         kind = "object" if "properties" in schema else "string"
     if kind == "object":
         props = schema.get("properties") or {}
-        return {req: synthesise(props.get(req, {}), root, arg_examples=arg_examples, name=req,
-                                depth=depth + 1)
-                for req in schema.get("required") or []}
+        return {
+            req: synthesise(props.get(req, {}), root, arg_examples=arg_examples, name=req, depth=depth + 1)
+            for req in schema.get("required") or []
+        }
     if kind == "array":
         count = int(schema.get("minItems") or 0)
-        return [synthesise(schema.get("items", {}), root, arg_examples=arg_examples, depth=depth + 1)
-                for _ in range(count)]
+        return [
+            synthesise(schema.get("items", {}), root, arg_examples=arg_examples, depth=depth + 1)
+            for _ in range(count)
+        ]
     if kind == "string":
         return _string_value(schema)
     if kind in ("integer", "number"):
@@ -285,7 +294,9 @@ def _number_value(schema: dict[str, Any], kind: str) -> float:
     return int(value_n) if kind == "integer" else value_n
 
 
-def valid_args(registry: Registry, tool: str, arg_examples: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def valid_args(
+    registry: Registry, tool: str, arg_examples: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Arguments that pass `tool`'s input validation, or raise `CannotSynthesise`."""
     spec = registry.specs[tool]
     schema = spec.input_schema
@@ -294,7 +305,11 @@ def valid_args(registry: Registry, tool: str, arg_examples: Mapping[str, Any] | 
     except (CannotSynthesise, RecursionError, ValueError, re.error) as exc:
         raise CannotSynthesise(f"{tool}: {exc}") from None
     if not isinstance(args, dict) or not spec.input_validator.is_valid(args):
-        errors = [] if not isinstance(args, dict) else [e.message for e in spec.input_validator.iter_errors(args)][:2]
+        errors = (
+            []
+            if not isinstance(args, dict)
+            else [e.message for e in spec.input_validator.iter_errors(args)][:2]
+        )
         raise CannotSynthesise(f"{tool}: synthesised arguments are not valid ({'; '.join(errors)})")
     return args
 
@@ -333,8 +348,13 @@ def _wrong_value(schema: Any, root: Mapping[str, Any]) -> Any:
             return {"not": "in enum"}
         return _NO_WRONG
     kinds = set(kinds if isinstance(kinds, list) else [kinds])
-    for candidate, kind in (({"unexpected": "object"}, "object"), (12345, "integer"), ("not-a-number", "string"),
-                            ([1, 2], "array"), (True, "boolean")):
+    for candidate, kind in (
+        ({"unexpected": "object"}, "object"),
+        (12345, "integer"),
+        ("not-a-number", "string"),
+        ([1, 2], "array"),
+        (True, "boolean"),
+    ):
         admitted = kind in kinds or (kind == "integer" and "number" in kinds)
         if not admitted:
             return candidate
@@ -376,57 +396,97 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
         idem = row.idempotency if row.mode == "record" else None
 
         if required:
-            def missing_required(reg: Registry, wire: Callable[[], int], *, _tool: str = tool,
-                                 _req: str = required[0]) -> None:
+
+            def missing_required(
+                reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _req: str = required[0]
+            ) -> None:
                 args = valid_args(reg, _tool, arg_examples)
                 args.pop(_req, None)
                 before = wire()
                 res = reg.call(_tool, args, actor=_actor(reg, _tool))
-                _expect(_error_code(res) == "invalid_arguments", f"expected invalid_arguments, got {res.to_json()}")
+                _expect(
+                    _error_code(res) == "invalid_arguments",
+                    f"expected invalid_arguments, got {res.to_json()}",
+                )
                 assert res.error is not None
-                _expect(res.error.details.get("pointer") == "/" + _req,
-                        f"pointer {res.error.details.get('pointer')!r} != /{_req}")
+                _expect(
+                    res.error.details.get("pointer") == "/" + _req,
+                    f"pointer {res.error.details.get('pointer')!r} != /{_req}",
+                )
                 _expect(res.error.retryable is False, "invalid_arguments must not be retryable")
                 _expect(wire() == before, "a request reached the server")
+
             cases.append(ContractCase(f"{tool}:missing_required", tool, "missing_required", missing_required))
 
-        wrong_target = next(((name, _wrong_value(sub, schema)) for name, sub in props.items()
-                             if _wrong_value(sub, schema) is not _NO_WRONG), None)
+        wrong_target = next(
+            (
+                (name, _wrong_value(sub, schema))
+                for name, sub in props.items()
+                if _wrong_value(sub, schema) is not _NO_WRONG
+            ),
+            None,
+        )
         if wrong_target is not None:
-            def wrong_type(reg: Registry, wire: Callable[[], int], *, _tool: str = tool,
-                           _target: tuple[str, Any] = wrong_target) -> None:
+
+            def wrong_type(
+                reg: Registry,
+                wire: Callable[[], int],
+                *,
+                _tool: str = tool,
+                _target: tuple[str, Any] = wrong_target,
+            ) -> None:
                 args = valid_args(reg, _tool, arg_examples)
                 args[_target[0]] = _target[1]
                 before = wire()
                 res = reg.call(_tool, args, actor=_actor(reg, _tool))
-                _expect(_error_code(res) == "invalid_arguments", f"expected invalid_arguments, got {res.to_json()}")
+                _expect(
+                    _error_code(res) == "invalid_arguments",
+                    f"expected invalid_arguments, got {res.to_json()}",
+                )
                 assert res.error is not None
-                _expect(str(res.error.details.get("pointer", "")).startswith("/" + _target[0]),
-                        f"pointer {res.error.details.get('pointer')!r} does not name /{_target[0]}")
+                _expect(
+                    str(res.error.details.get("pointer", "")).startswith("/" + _target[0]),
+                    f"pointer {res.error.details.get('pointer')!r} does not name /{_target[0]}",
+                )
                 _expect(wire() == before, "a request reached the server")
+
             cases.append(ContractCase(f"{tool}:wrong_type", tool, "wrong_type", wrong_type))
 
         if scopes:
+
             def no_scope(reg: Registry, wire: Callable[[], int], *, _tool: str = tool) -> None:
                 args = _full_args(reg, _tool, arg_examples)
                 approval = _approval_for(reg, _tool, args)
                 before = wire()
-                res = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=Actor.of("contract-nobody", []),
-                               approval=approval)
-                _expect(_error_code(res) == "permission_denied", f"expected permission_denied, got {res.to_json()}")
+                res = reg.call(
+                    _tool,
+                    _record_args(reg, _tool, args, approval),
+                    actor=Actor.of("contract-nobody", []),
+                    approval=approval,
+                )
+                _expect(
+                    _error_code(res) == "permission_denied",
+                    f"expected permission_denied, got {res.to_json()}",
+                )
                 _expect(wire() == before, "a request reached the server")
+
             cases.append(ContractCase(f"{tool}:no_scope", tool, "no_scope", no_scope))
 
         if row.mode == "record" and row.approval == "required" and row.approval_when is None:
             # (a conditional approval is asked only on some arguments: its tests are the condition's own)
-            def no_approval(reg: Registry, wire: Callable[[], int], *, _tool: str = tool,
-                            _actor: Actor = privileged) -> None:
+            def no_approval(
+                reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _actor: Actor = privileged
+            ) -> None:
                 args = _full_args(reg, _tool, arg_examples)
                 approval = _approval_for(reg, _tool, args)  # a stored preview, never approved
                 before = wire()
                 res = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor)
-                _expect(_error_code(res) == "approval_required", f"expected approval_required, got {res.to_json()}")
+                _expect(
+                    _error_code(res) == "approval_required",
+                    f"expected approval_required, got {res.to_json()}",
+                )
                 _expect(wire() == before, "a request reached the server")
+
             cases.append(ContractCase(f"{tool}:no_approval", tool, "no_approval", no_approval))
 
         if idem and idem.arg in props:
@@ -434,14 +494,21 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
     return cases
 
 
-def _idempotency_cases(tool: str, key_arg: str, privileged: Actor,
-                       arg_examples: Mapping[str, Any] | None) -> list[ContractCase]:
+def _idempotency_cases(
+    tool: str, key_arg: str, privileged: Actor, arg_examples: Mapping[str, Any] | None
+) -> list[ContractCase]:
     """The cases of a record `tool` whose idempotency key is the argument `key_arg`: the same key and
     arguments twice is replayed (one request), the same key with another argument is
     ``idempotency_conflict`` (no request)."""
 
-    def replay(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
-               _actor: Actor = privileged) -> None:
+    def replay(
+        reg: Registry,
+        wire: Callable[[], int],
+        *,
+        _tool: str = tool,
+        _key: str = key_arg,
+        _actor: Actor = privileged,
+    ) -> None:
         args = _full_args(reg, _tool, arg_examples)
         args[_key] = f"contract-replay-{_tool}"[:64]
         approval = _approval_for(reg, _tool, args)
@@ -453,10 +520,17 @@ def _idempotency_cases(tool: str, key_arg: str, privileged: Actor,
         _expect(second.ok and second.replayed, f"second call was not replayed: {second.to_json()}")
         _expect(second.result == first.result, "replayed result differs")
         _expect(wire() == before + 1, "the replay sent a request")
+
     replay_case = ContractCase(f"{tool}:replay", tool, "replay", replay)
 
-    def conflict(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
-                 _actor: Actor = privileged) -> None:
+    def conflict(
+        reg: Registry,
+        wire: Callable[[], int],
+        *,
+        _tool: str = tool,
+        _key: str = key_arg,
+        _actor: Actor = privileged,
+    ) -> None:
         args = _full_args(reg, _tool, arg_examples)
         args[_key] = f"contract-conflict-{_tool}"[:64]
         approval = _approval_for(reg, _tool, args)
@@ -468,9 +542,11 @@ def _idempotency_cases(tool: str, key_arg: str, privileged: Actor,
         before = wire()
         other = _approval_for(reg, _tool, changed)
         res = reg.call(_tool, _record_args(reg, _tool, changed, other), actor=_actor, approval=other)
-        _expect(_error_code(res) == "idempotency_conflict",
-                f"expected idempotency_conflict, got {res.to_json()}")
+        _expect(
+            _error_code(res) == "idempotency_conflict", f"expected idempotency_conflict, got {res.to_json()}"
+        )
         _expect(wire() == before, "the conflicting call sent a request")
+
     return [replay_case, ContractCase(f"{tool}:conflict", tool, "conflict", conflict)]
 
 
@@ -524,7 +600,9 @@ def _approval_for(reg: Registry, tool: str, args: dict[str, Any]) -> Approval | 
     return Approval(str(res.result["preview_id"]), approved_by="contract")
 
 
-def _change_one_argument(reg: Registry, tool: str, args: dict[str, Any], key_arg: str) -> dict[str, Any] | None:
+def _change_one_argument(
+    reg: Registry, tool: str, args: dict[str, Any], key_arg: str
+) -> dict[str, Any] | None:
     """A copy of `args` with one argument changed to another valid value, or ``None``. For a record
     tool executing a stored preview, the arguments of its preview tool are varied."""
     pair = _preview_tool(reg, tool)
@@ -544,7 +622,9 @@ def _change_one_argument(reg: Registry, tool: str, args: dict[str, Any], key_arg
                 candidates.append((name, others[0]))
         elif isinstance(value, str):
             candidates.append((name, value + "2"))
-            candidates.append((name, value[:-1] + ("2" if not value.endswith("2") else "3") if value else "2"))
+            candidates.append(
+                (name, value[:-1] + ("2" if not value.endswith("2") else "3") if value else "2")
+            )
         elif isinstance(value, bool):
             candidates.append((name, not value))
         elif isinstance(value, (int, float)):

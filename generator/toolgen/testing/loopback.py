@@ -18,7 +18,9 @@ class LoopbackServer:
 
     def __init__(self, httpd: socketserver.BaseServer) -> None:
         self.httpd = httpd
-        self.thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def start(self) -> Self:
         self.thread.start()

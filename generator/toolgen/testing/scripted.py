@@ -195,6 +195,7 @@ def _loads(text: Any) -> Any:
 
 # -- OpenAI Responses ----------------------------------------------------------------------------
 
+
 def _read_responses(body: Mapping[str, Any]) -> Conversation:
     tools: dict[str, Mapping[str, Any]] = {}
     deferred: set[str] = set()
@@ -208,10 +209,14 @@ def _read_responses(body: Mapping[str, Any]) -> Conversation:
     items = body.get("input") or []
     prompt = next((str(i.get("content")) for i in items if i.get("role") == "user"), "")
     conv = Conversation(prompt, tools, deferred)
-    outputs = {i.get("call_id"): _loads(i.get("output")) for i in items if i.get("type") == "function_call_output"}
+    outputs = {
+        i.get("call_id"): _loads(i.get("output")) for i in items if i.get("type") == "function_call_output"
+    }
     for item in items:
         if item.get("type") == "function_call":
-            conv.history.append((str(item["name"]), _loads(item.get("arguments")), outputs.get(item.get("call_id"))))
+            conv.history.append(
+                (str(item["name"]), _loads(item.get("arguments")), outputs.get(item.get("call_id")))
+            )
         elif item.get("type") == "tool_search_output":
             for tool in item.get("tools") or []:
                 conv.loaded.update(str(t["name"]) for t in tool.get("tools") or [tool])
@@ -223,8 +228,12 @@ def _responses_tool(body: Mapping[str, Any], name: str) -> dict[str, Any]:
         if tool.get("type") == "namespace":
             for fn in tool.get("tools") or []:
                 if fn.get("name") == name:
-                    return {"type": "namespace", "name": tool["name"], "description": tool.get("description", ""),
-                            "tools": [fn]}
+                    return {
+                        "type": "namespace",
+                        "name": tool["name"],
+                        "description": tool.get("description", ""),
+                        "tools": [fn],
+                    }
         elif tool.get("name") == name:
             return dict(tool)
     return {"type": "function", "name": name}
@@ -242,56 +251,116 @@ def _write_responses(body: Mapping[str, Any], conv: Conversation, d: Decision, r
     n = len(conv.history) + 1
     output: list[dict[str, Any]] = []
     if d.tool is not None and d.tool in conv.deferred and d.tool not in conv.loaded:
-        output.append({"type": "tool_search_call", "id": f"ts_{rid}", "call_id": f"tsc_{n}", "execution": "server",
-                       "status": "completed", "arguments": {"query": _human(d.tool)}})
-        output.append({"type": "tool_search_output", "id": f"tso_{rid}", "call_id": f"tsc_{n}",
-                       "execution": "server", "status": "completed", "tools": [_responses_tool(body, d.tool)]})
+        output.append(
+            {
+                "type": "tool_search_call",
+                "id": f"ts_{rid}",
+                "call_id": f"tsc_{n}",
+                "execution": "server",
+                "status": "completed",
+                "arguments": {"query": _human(d.tool)},
+            }
+        )
+        output.append(
+            {
+                "type": "tool_search_output",
+                "id": f"tso_{rid}",
+                "call_id": f"tsc_{n}",
+                "execution": "server",
+                "status": "completed",
+                "tools": [_responses_tool(body, d.tool)],
+            }
+        )
     if d.tool is not None:
-        call: dict[str, Any] = {"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_{n}", "name": d.tool,
-                                "arguments": json.dumps(d.arguments or {}, sort_keys=True), "status": "completed"}
+        call: dict[str, Any] = {
+            "type": "function_call",
+            "id": f"fc_{rid}",
+            "call_id": f"call_{n}",
+            "name": d.tool,
+            "arguments": json.dumps(d.arguments or {}, sort_keys=True),
+            "status": "completed",
+        }
         namespace = _namespace_of(body, d.tool)
         if namespace:
             call["namespace"] = namespace
         output.append(call)
     else:
-        output.append({"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": d.text, "annotations": []}]})
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{rid}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": d.text, "annotations": []}],
+            }
+        )
     out = json.dumps(output).encode()
-    return {"id": f"resp_{rid}", "object": "response", "created_at": 0, "status": "completed",
-            "model": body.get("model"), "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
-            "tools": [], "usage": {"input_tokens": _tokens(raw), "output_tokens": _tokens(out),
-                                   "total_tokens": _tokens(raw) + _tokens(out),
-                                   "input_tokens_details": {"cached_tokens": 0},
-                                   "output_tokens_details": {"reasoning_tokens": 0}}}
+    return {
+        "id": f"resp_{rid}",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "model": body.get("model"),
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": _tokens(raw),
+            "output_tokens": _tokens(out),
+            "total_tokens": _tokens(raw) + _tokens(out),
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
 
 
 # -- OpenAI chat completions ---------------------------------------------------------------------
 
+
 def _read_chat(body: Mapping[str, Any]) -> Conversation:
-    tools = {str(t["function"]["name"]): t["function"].get("parameters") or {} for t in body.get("tools") or []}
+    tools = {
+        str(t["function"]["name"]): t["function"].get("parameters") or {} for t in body.get("tools") or []
+    }
     messages = body.get("messages") or []
     prompt = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
     conv = Conversation(prompt, tools)
     outputs = {m.get("tool_call_id"): _loads(m.get("content")) for m in messages if m.get("role") == "tool"}
     for m in messages:
         for c in m.get("tool_calls") or []:
-            conv.history.append((str(c["function"]["name"]), _loads(c["function"].get("arguments")), outputs.get(c["id"])))
+            conv.history.append(
+                (str(c["function"]["name"]), _loads(c["function"].get("arguments")), outputs.get(c["id"]))
+            )
     return conv
 
 
 def _write_chat(body: Mapping[str, Any], conv: Conversation, d: Decision, raw: bytes) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": d.text if d.tool is None else None}
     if d.tool is not None:
-        message["tool_calls"] = [{"id": f"call_{len(conv.history) + 1}", "type": "function", "function": {
-            "name": d.tool, "arguments": json.dumps(d.arguments or {}, sort_keys=True)}}]
+        message["tool_calls"] = [
+            {
+                "id": f"call_{len(conv.history) + 1}",
+                "type": "function",
+                "function": {"name": d.tool, "arguments": json.dumps(d.arguments or {}, sort_keys=True)},
+            }
+        ]
     out = json.dumps(message).encode()
-    return {"id": f"chatcmpl-{_digest(raw)}", "object": "chat.completion", "created": 0, "model": body.get("model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if d.tool else "stop"}],
-            "usage": {"prompt_tokens": _tokens(raw), "completion_tokens": _tokens(out),
-                      "total_tokens": _tokens(raw) + _tokens(out)}}
+    return {
+        "id": f"chatcmpl-{_digest(raw)}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if d.tool else "stop"}],
+        "usage": {
+            "prompt_tokens": _tokens(raw),
+            "completion_tokens": _tokens(out),
+            "total_tokens": _tokens(raw) + _tokens(out),
+        },
+    }
 
 
 # -- Anthropic Messages --------------------------------------------------------------------------
+
 
 def _read_messages(body: Mapping[str, Any]) -> Conversation:
     tools: dict[str, Mapping[str, Any]] = {}
@@ -315,7 +384,9 @@ def _read_messages(body: Mapping[str, Any]) -> Conversation:
             if block.get("type") == "tool_use":
                 conv.history.append((str(block["name"]), block.get("input"), results.get(block.get("id"))))
             elif block.get("type") == "tool_search_tool_result":
-                conv.loaded.update(str(r["tool_name"]) for r in (block.get("content") or {}).get("tool_references") or [])
+                conv.loaded.update(
+                    str(r["tool_name"]) for r in (block.get("content") or {}).get("tool_references") or []
+                )
     return conv
 
 
@@ -324,21 +395,45 @@ def _write_messages(body: Mapping[str, Any], conv: Conversation, d: Decision, ra
     n = len(conv.history) + 1
     content: list[dict[str, Any]] = []
     if d.tool is not None and d.tool in conv.deferred and d.tool not in conv.loaded:
-        content.append({"type": "server_tool_use", "id": f"srvtoolu_{rid}", "name": "tool_search_tool_bm25",
-                        "input": {"query": _human(d.tool)}})
-        content.append({"type": "tool_search_tool_result", "tool_use_id": f"srvtoolu_{rid}", "content": {
-            "type": "tool_search_tool_search_result", "tool_references": [{"type": "tool_reference", "tool_name": d.tool}]}})
+        content.append(
+            {
+                "type": "server_tool_use",
+                "id": f"srvtoolu_{rid}",
+                "name": "tool_search_tool_bm25",
+                "input": {"query": _human(d.tool)},
+            }
+        )
+        content.append(
+            {
+                "type": "tool_search_tool_result",
+                "tool_use_id": f"srvtoolu_{rid}",
+                "content": {
+                    "type": "tool_search_tool_search_result",
+                    "tool_references": [{"type": "tool_reference", "tool_name": d.tool}],
+                },
+            }
+        )
     if d.tool is not None:
-        content.append({"type": "tool_use", "id": f"toolu_{n:04d}", "name": d.tool, "input": dict(d.arguments or {})})
+        content.append(
+            {"type": "tool_use", "id": f"toolu_{n:04d}", "name": d.tool, "input": dict(d.arguments or {})}
+        )
     else:
         content.append({"type": "text", "text": d.text})
     out = json.dumps(content).encode()
-    return {"id": f"msg_{rid}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
-            "stop_reason": "tool_use" if d.tool else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": _tokens(raw), "output_tokens": _tokens(out)}}
+    return {
+        "id": f"msg_{rid}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model"),
+        "content": content,
+        "stop_reason": "tool_use" if d.tool else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": _tokens(raw), "output_tokens": _tokens(out)},
+    }
 
 
 # -- Gemini generateContent ----------------------------------------------------------------------
+
 
 def _read_gemini(body: Mapping[str, Any]) -> Conversation:
     tools: dict[str, Mapping[str, Any]] = {}
@@ -346,11 +441,26 @@ def _read_gemini(body: Mapping[str, Any]) -> Conversation:
         for fn in tool.get("functionDeclarations") or tool.get("function_declarations") or []:
             tools[str(fn["name"])] = fn.get("parameters") or fn.get("parametersJsonSchema") or {}
     contents = body.get("contents") or []
-    prompt = next((str(p.get("text")) for c in contents if c.get("role") == "user" for p in c.get("parts") or []
-                   if "text" in p), "")
+    prompt = next(
+        (
+            str(p.get("text"))
+            for c in contents
+            if c.get("role") == "user"
+            for p in c.get("parts") or []
+            if "text" in p
+        ),
+        "",
+    )
     conv = Conversation(prompt, tools)
-    responses = [p.get("functionResponse") or {} for c in contents for p in c.get("parts") or [] if "functionResponse" in p]
-    calls = [p.get("functionCall") or {} for c in contents for p in c.get("parts") or [] if "functionCall" in p]
+    responses = [
+        p.get("functionResponse") or {}
+        for c in contents
+        for p in c.get("parts") or []
+        if "functionResponse" in p
+    ]
+    calls = [
+        p.get("functionCall") or {} for c in contents for p in c.get("parts") or [] if "functionCall" in p
+    ]
     for i, call in enumerate(calls):
         response = (responses[i].get("response") or {}) if i < len(responses) else None
         result = None
@@ -361,13 +471,22 @@ def _read_gemini(body: Mapping[str, Any]) -> Conversation:
 
 
 def _write_gemini(body: Mapping[str, Any], conv: Conversation, d: Decision, raw: bytes) -> dict[str, Any]:
-    part: dict[str, Any] = ({"functionCall": {"name": d.tool, "args": dict(d.arguments or {})}} if d.tool is not None
-                            else {"text": d.text})
+    part: dict[str, Any] = (
+        {"functionCall": {"name": d.tool, "args": dict(d.arguments or {})}}
+        if d.tool is not None
+        else {"text": d.text}
+    )
     out = json.dumps(part).encode()
-    return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": _tokens(raw), "candidatesTokenCount": _tokens(out),
-                              "totalTokenCount": _tokens(raw) + _tokens(out)},
-            "modelVersion": MODEL_NAME, "responseId": _digest(raw)}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {
+            "promptTokenCount": _tokens(raw),
+            "candidatesTokenCount": _tokens(out),
+            "totalTokenCount": _tokens(raw) + _tokens(out),
+        },
+        "modelVersion": MODEL_NAME,
+        "responseId": _digest(raw),
+    }
 
 
 _CODECS = {
@@ -412,7 +531,9 @@ class ScriptedModelServer(LoopbackServer):
                 except ValueError:
                     body = None
                 if route is None or not isinstance(body, dict):
-                    self._send(404 if route is None else 400, {"error": {"message": "not a scripted-model request"}})
+                    self._send(
+                        404 if route is None else 400, {"error": {"message": "not a scripted-model request"}}
+                    )
                     return
                 counts[route] += 1
                 read, write = _CODECS[route]

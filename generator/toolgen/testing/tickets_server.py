@@ -91,8 +91,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing ----------------------------------------------------------------------------------
 
-    def _send(self, status: int, body: Any = None, *, content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = b"" if body is None else json.dumps(body).encode("utf-8")
         self.send_response(status)
         if data:
@@ -105,8 +111,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _problem(self, status: int, title: str, detail: str, **extra: Any) -> None:
-        body = {"type": f"https://tickets.example/problems/{status}", "title": title, "status": status,
-                "detail": detail, **extra}
+        body = {
+            "type": f"https://tickets.example/problems/{status}",
+            "title": title,
+            "status": status,
+            "detail": detail,
+            **extra,
+        }
         self._send(status, body, content_type="application/problem+json")
 
     def _dispatch(self, method: str) -> None:
@@ -178,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
             if after not in ids:
                 self._problem(400, "Bad Request", f"starting_after {after!r} is not a ticket of this list.")
                 return
-            tickets = tickets[ids.index(after) + 1:]
+            tickets = tickets[ids.index(after) + 1 :]
         page = tickets[:limit]
         self._send(200, {"data": page, "has_more": len(tickets) > limit})
 
@@ -219,7 +230,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_raw(status, response, {"Idempotent-Replayed": "true"})
             return
         if replay is False:
-            self._problem(422, "Idempotency Key Reused", "This Idempotency-Key was used with a different body.")
+            self._problem(
+                422, "Idempotency Key Reused", "This Idempotency-Key was used with a different body."
+            )
             return
         try:
             body = json.loads(raw or b"null")
@@ -297,8 +310,9 @@ class TicketsServer(LoopbackServer):
     `accepts` decides which ``Authorization`` values the API accepts (e.g. access tokens of an
     authorization server, each caller's own)."""
 
-    def __init__(self, n_tickets: int = 60, *, port: int = 0,
-                 accepts: Callable[[str | None], bool] | None = None) -> None:
+    def __init__(
+        self, n_tickets: int = 60, *, port: int = 0, accepts: Callable[[str | None], bool] | None = None
+    ) -> None:
         self.state = TicketsState() if accepts is None else TicketsState(accepts=accepts)
         for n in range(100, 100 + n_tickets):
             t = _ticket(n)
@@ -327,11 +341,12 @@ class TicketsServer(LoopbackServer):
             return [r for r in self.state.requests if r.method == method and r.path.endswith(path_suffix)]
 
 
-
 def main(argv: list[str] | None = None) -> None:
     """``python -m toolgen.testing.tickets_server [--port N]``: serve until Ctrl-C."""
-    parser = argparse.ArgumentParser(prog="python -m toolgen.testing.tickets_server",
-                                     description="The example tickets API on 127.0.0.1, data in memory.")
+    parser = argparse.ArgumentParser(
+        prog="python -m toolgen.testing.tickets_server",
+        description="The example tickets API on 127.0.0.1, data in memory.",
+    )
     parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
     options = parser.parse_args(argv)
     with TicketsServer(port=options.port) as srv:

@@ -133,8 +133,9 @@ def test_the_map_defaults_are_applied() -> None:
     assert resolved.preview_retry.max_attempts == 4 and resolved.preview_retry.deadline_ms == 10_000
     assert resolved.record_arguments == "preview" and resolved.has_preview
     assert resolved.page_sizes == PageSizes(7, 70)
-    paged = _resolve({"operation": "op", "effect": "read", "pagination": {"style": "page", "max_page_size": 9}},
-                     defaults)
+    paged = _resolve(
+        {"operation": "op", "effect": "read", "pagination": {"style": "page", "max_page_size": 9}}, defaults
+    )
     assert paged.page_sizes == PageSizes(7, 9) and not paged.detect_paging
     detected = _resolve({"operation": "op", "effect": "read"}, defaults, group=IncludeSpec(paginate=True))
     assert detected.detect_paging and detected.page_sizes == PageSizes(7, 70)

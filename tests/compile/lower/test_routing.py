@@ -22,38 +22,92 @@ SPEC: dict[str, Any] = {
     "servers": [{"url": "https://api.example.com"}],
     "paths": {
         "/things": {
-            "get": {"operationId": "listThings", "summary": "List things",
-                    "responses": {"200": {"description": "ok"}}},
-            "post": {"operationId": "createThing", "summary": "Create a thing",
-                     "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                         "type": "object", "properties": {
-                             "name": {"type": "string", "description": "Name of the thing. Shown to people."},
-                             "address": {"type": "object", "description": "Where it is.", "properties": {
-                                 "line1": {"type": "string", "description": LONG},
-                                 "geo": {"type": "object", "description": "Coordinates. In degrees.",
-                                         "properties": {"lat": {"type": "number",
-                                                                "description": "Latitude."}}}}},
-                             "tags": {"type": "array", "items": {"type": "object", "properties": {
-                                 "label": {"type": "string", "description": LONG}}}}}}}}},
-                     "responses": {"201": {"description": "created"}}},
+            "get": {
+                "operationId": "listThings",
+                "summary": "List things",
+                "responses": {"200": {"description": "ok"}},
+            },
+            "post": {
+                "operationId": "createThing",
+                "summary": "Create a thing",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "name": {
+                                        "type": "string",
+                                        "description": "Name of the thing. Shown to people.",
+                                    },
+                                    "address": {
+                                        "type": "object",
+                                        "description": "Where it is.",
+                                        "properties": {
+                                            "line1": {"type": "string", "description": LONG},
+                                            "geo": {
+                                                "type": "object",
+                                                "description": "Coordinates. In degrees.",
+                                                "properties": {
+                                                    "lat": {"type": "number", "description": "Latitude."}
+                                                },
+                                            },
+                                        },
+                                    },
+                                    "tags": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "properties": {"label": {"type": "string", "description": LONG}},
+                                        },
+                                    },
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"201": {"description": "created"}},
+            },
         },
         "/things/{thing_id}": {
-            "parameters": [{"name": "thing_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "parameters": [
+                {"name": "thing_id", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
             "get": {"operationId": "getThing", "responses": {"200": {"description": "ok"}}},
-            "patch": {"operationId": "updateThing", "summary": "Update a thing",
-                      "requestBody": {"content": {"application/json": {"schema": {
-                          "type": "object", "properties": {"name": {"type": "string"}}}}}},
-                      "responses": {"200": {"description": "ok"}}},
-            "delete": {"operationId": "deleteThing", "summary": "Delete a thing",
-                       "responses": {"204": {"description": "gone"}}},
+            "patch": {
+                "operationId": "updateThing",
+                "summary": "Update a thing",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            },
+            "delete": {
+                "operationId": "deleteThing",
+                "summary": "Delete a thing",
+                "responses": {"204": {"description": "gone"}},
+            },
         },
         "/user/starred/{owner}/{repo}": {
-            "parameters": [{"name": "owner", "in": "path", "required": True, "schema": {"type": "string"}},
-                           {"name": "repo", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "put": {"operationId": "starRepo", "summary": "Star a repository",
-                    "responses": {"204": {"description": "starred"}}},
-            "delete": {"operationId": "unstarRepo", "summary": "Unstar a repository",
-                       "responses": {"204": {"description": "unstarred"}}},
+            "parameters": [
+                {"name": "owner", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "repo", "in": "path", "required": True, "schema": {"type": "string"}},
+            ],
+            "put": {
+                "operationId": "starRepo",
+                "summary": "Star a repository",
+                "responses": {"204": {"description": "starred"}},
+            },
+            "delete": {
+                "operationId": "unstarRepo",
+                "summary": "Unstar a repository",
+                "responses": {"204": {"description": "unstarred"}},
+            },
         },
     },
 }
@@ -76,8 +130,10 @@ def test_each_tool_names_its_near_neighbours_after_its_own_first_line(tmp_path: 
     assert d["get_thing"] == "Get one thing by thing_id: GET /things/{thing_id}. Read-only."
     create = d["record_create_thing"]
     assert create.startswith("Create a thing. Writes (POST).")
-    assert create.endswith("Not for undoing it: use record_delete_thing. "
-                           "Not for changing an existing one: use record_update_thing.")
+    assert create.endswith(
+        "Not for undoing it: use record_delete_thing. "
+        "Not for changing an existing one: use record_update_thing."
+    )
     assert d["record_update_thing"].endswith("Not for a new one: use record_create_thing.")
     assert d["record_delete_thing"].endswith("Not for undoing it: use record_create_thing.")
     # the undo of an action on the same path, both ways
@@ -88,10 +144,12 @@ def test_each_tool_names_its_near_neighbours_after_its_own_first_line(tmp_path: 
 
 
 def test_an_authors_own_routing_is_not_repeated(tmp_path: Path) -> None:
-    body = ('tools:\n  list_things:\n    operation: listThings\n    effect: read\n'
-            '    description: "Every thing; for one, get_thing."\n'
-            '  get_thing: {operation: getThing, effect: read}\n'
-            '  star: {operation: starRepo, effect: write}\n  unstar: {operation: unstarRepo, effect: write}\n')
+    body = (
+        "tools:\n  list_things:\n    operation: listThings\n    effect: read\n"
+        '    description: "Every thing; for one, get_thing."\n'
+        "  get_thing: {operation: getThing, effect: read}\n"
+        "  star: {operation: starRepo, effect: write}\n  unstar: {operation: unstarRepo, effect: write}\n"
+    )
     d = _descriptions(_built(tmp_path, body))
     assert d["list_things"] == "Every thing; for one, get_thing. Read-only."
     assert d["record_star"].endswith("Not for undoing it: use record_unstar.")
@@ -118,31 +176,60 @@ def test_member_descriptions_kept_one_level_and_cut_to_a_sentence_when_asked(tmp
 
 def test_derived_summary_says_the_action_in_the_paths_words() -> None:
     assert derived_summary("GET", "/ipam/vrfs/") == "List vrfs, under ipam: GET /ipam/vrfs/."
-    assert derived_summary("GET", "/ipam/vrfs/{id}/") == "Get one vrf by id, under ipam: GET /ipam/vrfs/{id}/."
-    assert derived_summary("PATCH", "/dcim/devices/") == "Update several devices, under dcim: PATCH /dcim/devices/."
-    assert derived_summary("POST", "/charges/{id}/capture") == "Capture, under charges: POST /charges/{id}/capture."
-    assert derived_summary("DELETE", "/things/{thing_id}") == "Delete one thing by thing_id: DELETE /things/{thing_id}."
-    assert derived_summary("GET", "/dcim/ip-addresses/{id}/") == \
-        "Get one ip address by id, under dcim: GET /dcim/ip-addresses/{id}/."
+    assert (
+        derived_summary("GET", "/ipam/vrfs/{id}/") == "Get one vrf by id, under ipam: GET /ipam/vrfs/{id}/."
+    )
+    assert (
+        derived_summary("PATCH", "/dcim/devices/")
+        == "Update several devices, under dcim: PATCH /dcim/devices/."
+    )
+    assert (
+        derived_summary("POST", "/charges/{id}/capture")
+        == "Capture, under charges: POST /charges/{id}/capture."
+    )
+    assert (
+        derived_summary("DELETE", "/things/{thing_id}")
+        == "Delete one thing by thing_id: DELETE /things/{thing_id}."
+    )
+    assert (
+        derived_summary("GET", "/dcim/ip-addresses/{id}/")
+        == "Get one ip address by id, under dcim: GET /dcim/ip-addresses/{id}/."
+    )
     assert derived_summary("GET", "/") == "Calls GET /."
     assert derived_summary("TRACE", "/x") == "Calls TRACE /x."
 
 
-_leaf = st.fixed_dictionaries({"type": st.sampled_from(["string", "integer"])},
-                              optional={"description": st.text(max_size=300)})
-_schema = st.recursive(_leaf, lambda inner: st.one_of(
-    st.fixed_dictionaries({"type": st.just("object"), "properties": st.dictionaries(
-        st.sampled_from(["a", "b", "description", "items"]), inner, max_size=3)},
-        optional={"description": st.text(max_size=300)}),
-    st.fixed_dictionaries({"type": st.just("array"), "items": inner},
-                          optional={"description": st.text(max_size=300)}),
-    st.fixed_dictionaries({"anyOf": st.lists(inner, min_size=1, max_size=2)})), max_leaves=8)
+_leaf = st.fixed_dictionaries(
+    {"type": st.sampled_from(["string", "integer"])}, optional={"description": st.text(max_size=300)}
+)
+_schema = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.fixed_dictionaries(
+            {
+                "type": st.just("object"),
+                "properties": st.dictionaries(
+                    st.sampled_from(["a", "b", "description", "items"]), inner, max_size=3
+                ),
+            },
+            optional={"description": st.text(max_size=300)},
+        ),
+        st.fixed_dictionaries(
+            {"type": st.just("array"), "items": inner}, optional={"description": st.text(max_size=300)}
+        ),
+        st.fixed_dictionaries({"anyOf": st.lists(inner, min_size=1, max_size=2)}),
+    ),
+    max_leaves=8,
+)
 
 
 def _strip(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: (_strip(v) if k != "properties" else {n: _strip(s) for n, s in v.items()})
-                for k, v in node.items() if not (k == "description" and isinstance(v, str))}
+        return {
+            k: (_strip(v) if k != "properties" else {n: _strip(s) for n, s in v.items()})
+            for k, v in node.items()
+            if not (k == "description" and isinstance(v, str))
+        }
     if isinstance(node, list):
         return [_strip(v) for v in node]
     return node
@@ -173,8 +260,11 @@ def test_trimming_keeps_the_schema_and_only_shortens_descriptions(schema: Any, k
 
 
 def test_toolsets_made_from_paths_say_which_resources_they_hold(tmp_path: Path) -> None:
-    built = _built(tmp_path, 'toolsets: {user: {description: Mine., loading: eager}}\n'
-                             'include: [{match: "*", toolset: from_path}]\n')
+    built = _built(
+        tmp_path,
+        "toolsets: {user: {description: Mine., loading: eager}}\n"
+        'include: [{match: "*", toolset: from_path}]\n',
+    )
     toolsets = {t["name"]: t["description"] for t in built.json("policy.json")["toolsets"]}
     # things: 3 tools on /things/{thing_id} and 2 on /things; the declared toolset keeps its words
     assert toolsets == {"things": "Operations under /things. Tools for things.", "user": "Mine."}

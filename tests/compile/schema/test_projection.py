@@ -19,24 +19,49 @@ from toolgen.compile.schema import limit_depth, object_view, project_schema, sch
 
 
 def _api(tmp_path: Path) -> dict[str, Any]:
-    doc = make_doc(tmp_path, {
-        "User": {"type": "object", "required": ["login", "id"], "properties": {
-            "login": {"type": "string"}, "id": {"type": "integer"},
-            "org": {"type": "object", "nullable": True, "properties": {"name": {"type": "string"},
-                                                                      "url": {"type": "string"}}}}},
-        "Label": {"type": "object", "properties": {"name": {"type": "string"}, "color": {"type": "string"}}},
-        "Comment": {"type": "object", "properties": {
-            "body": {"type": "string"},
-            "replies": {"type": "array", "items": {"$ref": "#/components/schemas/Comment"}},
-            "author": {"$ref": "#/components/schemas/User"}}},
-        "Issue": {"type": "object", "required": ["id", "title"], "properties": {
-            "id": {"type": "integer"}, "title": {"type": "string"},
-            "user": {"allOf": [{"$ref": "#/components/schemas/User"}], "nullable": True},
-            "labels": {"type": "array", "items": {"$ref": "#/components/schemas/Label"}},
-            "comments": {"type": "array", "items": {"$ref": "#/components/schemas/Comment"}},
-            "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
-            "owner": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/User"}]}}},
-    })
+    doc = make_doc(
+        tmp_path,
+        {
+            "User": {
+                "type": "object",
+                "required": ["login", "id"],
+                "properties": {
+                    "login": {"type": "string"},
+                    "id": {"type": "integer"},
+                    "org": {
+                        "type": "object",
+                        "nullable": True,
+                        "properties": {"name": {"type": "string"}, "url": {"type": "string"}},
+                    },
+                },
+            },
+            "Label": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "color": {"type": "string"}},
+            },
+            "Comment": {
+                "type": "object",
+                "properties": {
+                    "body": {"type": "string"},
+                    "replies": {"type": "array", "items": {"$ref": "#/components/schemas/Comment"}},
+                    "author": {"$ref": "#/components/schemas/User"},
+                },
+            },
+            "Issue": {
+                "type": "object",
+                "required": ["id", "title"],
+                "properties": {
+                    "id": {"type": "integer"},
+                    "title": {"type": "string"},
+                    "user": {"allOf": [{"$ref": "#/components/schemas/User"}], "nullable": True},
+                    "labels": {"type": "array", "items": {"$ref": "#/components/schemas/Label"}},
+                    "comments": {"type": "array", "items": {"$ref": "#/components/schemas/Comment"}},
+                    "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "owner": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/User"}]},
+                },
+            },
+        },
+    )
     return conv(doc, "Issue", "output")[0]
 
 
@@ -50,8 +75,10 @@ def test_object_view(tmp_path: Path) -> None:
     assert object_view(nullable_object) == ({"a": {}}, [])
     assert object_view({"type": "string"}) is None
     assert object_view({"type": "array", "items": {}}) is None
-    recursive = {"$ref": "#/$defs/T",
-                 "$defs": {"T": {"type": "object", "properties": {"t": {"$ref": "#/$defs/T"}}}}}
+    recursive = {
+        "$ref": "#/$defs/T",
+        "$defs": {"T": {"type": "object", "properties": {"t": {"$ref": "#/$defs/T"}}}},
+    }
     assert object_view(recursive) == ({"t": {"$ref": "#/$defs/T"}}, [])
 
 
@@ -107,11 +134,21 @@ def test_limit_depth_keeps_types_and_acceptance(tmp_path: Path) -> None:
     assert schema_nodes(zero) < schema_nodes(cut) < schema_nodes(issue)
     instances = [
         {"id": 1, "title": "t", "user": None, "labels": [], "comments": []},
-        {"id": 1, "title": "t", "user": {"login": "u", "id": 2, "org": {"name": "o"}},
-         "labels": [{"name": "x", "color": "red"}],
-         "comments": [{"body": "b", "replies": [{"body": "c", "replies": [{"body": "d"}]}],
-                       "author": {"login": "a", "id": 1, "org": None}}],
-         "metadata": {"a": "b"}, "owner": "me"},
+        {
+            "id": 1,
+            "title": "t",
+            "user": {"login": "u", "id": 2, "org": {"name": "o"}},
+            "labels": [{"name": "x", "color": "red"}],
+            "comments": [
+                {
+                    "body": "b",
+                    "replies": [{"body": "c", "replies": [{"body": "d"}]}],
+                    "author": {"login": "a", "id": 1, "org": None},
+                }
+            ],
+            "metadata": {"a": "b"},
+            "owner": "me",
+        },
         {"id": 1, "title": "t", "owner": {"login": "x", "id": 3}},
     ]
     for depth in (0, 1, 2, 3):
@@ -122,12 +159,18 @@ def test_limit_depth_keeps_types_and_acceptance(tmp_path: Path) -> None:
             assert validates(limited, instance)
     untyped = limit_depth({"type": "object", "properties": {"a": {"properties": {"b": {}}}}}, 0)
     assert untyped["properties"]["a"] == {}  # no type: must keep accepting non-objects
-    negated = limit_depth({"type": "object", "properties": {"a": {"not": {"type": "object",
-                                                                          "properties": {"b": {}}}}}}, 0)
+    negated = limit_depth(
+        {"type": "object", "properties": {"a": {"not": {"type": "object", "properties": {"b": {}}}}}}, 0
+    )
     assert negated["properties"]["a"]["not"]["properties"] == {"b": {}}  # `not` is never loosened
 
 
 def test_schema_nodes_counts_schema_positions_only() -> None:
-    schema = {"type": "object", "properties": {"a": {"enum": [{"type": "object"}]}, "b": {"items": {}}},
-              "anyOf": [{}, {}], "$defs": {"X": {"not": {}}}, "default": {"properties": {"z": {}}}}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"enum": [{"type": "object"}]}, "b": {"items": {}}},
+        "anyOf": [{}, {}],
+        "$defs": {"X": {"not": {}}},
+        "default": {"properties": {"z": {}}},
+    }
     assert schema_nodes(schema) == 8

@@ -44,29 +44,61 @@ def at(doc: SpecDocument, pointer: str) -> Any:
 
 def test_local_refs_are_inlined_including_into_paths_and_schema_internals(tmp_path: Path) -> None:
     paths = {
-        "/v2/1-clicks": {"get": {"responses": {"default": {
-            "description": "err",
-            "content": {"application/json": {"schema": {
-                "type": "object", "properties": {"id": {"type": "string"}, "msg": {"type": "string"}}}}}}}}},
-        "/items/{id}": {"get": {"responses": {"200": {
-            "description": "ok", "content": {"application/json": {"schema": {"type": "integer"}}}}}}},
+        "/v2/1-clicks": {
+            "get": {
+                "responses": {
+                    "default": {
+                        "description": "err",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"id": {"type": "string"}, "msg": {"type": "string"}},
+                                }
+                            }
+                        },
+                    }
+                }
+            }
+        },
+        "/items/{id}": {
+            "get": {
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"type": "integer"}}},
+                    }
+                }
+            }
+        },
     }
-    doc = make_doc(tmp_path, {
-        "A": {"type": "object", "properties": {"b": {"type": "string", "maxLength": 3}}},
-        "UsesPath": {"$ref": "#/paths/~1v2~11-clicks/get/responses/default/content/application~1json/schema"},
-        "UsesInternal": {"type": "array", "items": {"$ref": "#/components/schemas/A/properties/b"}},
-        "UsesEncoded": {
-            "$ref": "#/paths/~1items~1%7Bid%7D/get/responses/200/content/application~1json/schema"},
-    }, paths=paths)
+    doc = make_doc(
+        tmp_path,
+        {
+            "A": {"type": "object", "properties": {"b": {"type": "string", "maxLength": 3}}},
+            "UsesPath": {
+                "$ref": "#/paths/~1v2~11-clicks/get/responses/default/content/application~1json/schema"
+            },
+            "UsesInternal": {"type": "array", "items": {"$ref": "#/components/schemas/A/properties/b"}},
+            "UsesEncoded": {
+                "$ref": "#/paths/~1items~1%7Bid%7D/get/responses/200/content/application~1json/schema"
+            },
+        },
+        paths=paths,
+    )
     assert conv(doc, "UsesPath")[0] == {
-        "type": "object", "properties": {"id": {"type": "string"}, "msg": {"type": "string"}}}
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "msg": {"type": "string"}},
+    }
     assert conv(doc, "UsesInternal")[0] == {"type": "array", "items": {"type": "string", "maxLength": 3}}
     assert conv(doc, "UsesEncoded")[0] == {"type": "integer"}
 
 
 def test_external_ref_is_an_error_with_a_hint(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {"E": {"$ref": "other.yaml#/components/schemas/X"},
-                              "H": {"$ref": "https://example.test/s.json#/X"}})
+    doc = make_doc(
+        tmp_path,
+        {"E": {"$ref": "other.yaml#/components/schemas/X"}, "H": {"$ref": "https://example.test/s.json#/X"}},
+    )
     for name in ("E", "H"):
         with pytest.raises(DiagnosticError) as exc:
             conv(doc, name)
@@ -80,8 +112,9 @@ def test_external_ref_is_an_error_with_a_hint(tmp_path: Path) -> None:
 
 
 def test_missing_ref_names_the_pointer(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {"M": {"type": "object", "properties": {
-        "x": {"$ref": "#/components/schemas/Nope"}}}})
+    doc = make_doc(
+        tmp_path, {"M": {"type": "object", "properties": {"x": {"$ref": "#/components/schemas/Nope"}}}}
+    )
     with pytest.raises(DiagnosticError) as exc:
         conv(doc, "M")
     assert codes(exc) == ["ref-missing"]
@@ -91,10 +124,15 @@ def test_missing_ref_names_the_pointer(tmp_path: Path) -> None:
 
 
 def test_ref_chain_without_content_is_a_ref_cycle(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {"A": {"$ref": "#/components/schemas/B"},
-                              "B": {"$ref": "#/components/schemas/A"},
-                              "C": {"allOf": [{"$ref": "#/components/schemas/C"}], "description": "self"}},
-                   extra={})
+    doc = make_doc(
+        tmp_path,
+        {
+            "A": {"$ref": "#/components/schemas/B"},
+            "B": {"$ref": "#/components/schemas/A"},
+            "C": {"allOf": [{"$ref": "#/components/schemas/C"}], "description": "self"},
+        },
+        extra={},
+    )
     sink = DiagnosticSink()
     converter = SchemaConverter(doc, sink)
     with pytest.raises(DiagnosticError) as exc:
@@ -119,8 +157,9 @@ def test_resolve_follows_chains_for_any_openapi_object(tmp_path: Path) -> None:
         "RealLimit": {"name": "limit", "in": "query", "schema": {"type": "integer"}},
     }
     converter = SchemaConverter(doc, DiagnosticSink())
-    target, pointer = converter.resolve({"$ref": "#/components/parameters/Limit"},
-                                        "/paths/~1a/get/parameters/0")
+    target, pointer = converter.resolve(
+        {"$ref": "#/components/parameters/Limit"}, "/paths/~1a/get/parameters/0"
+    )
     assert pointer == "/components/parameters/RealLimit" and target["name"] == "limit"
     plain = {"name": "x"}
     assert converter.resolve(plain, "/p") == (plain, "/p")
@@ -150,8 +189,12 @@ def test_recursive_schemas_become_defs_and_validate_at_depth_three() -> None:
     assert_self_contained(search)
     assert set(search["$defs"]) == {"Filter", "Compound"}
     assert "oneOf" in search["$defs"]["Filter"]  # canonical keeps oneOf
-    nested = {"filter": {"mode": "and", "filters": [{"field": "a", "op": "eq", "value": "1"},
-                                                    {"mode": "or", "filters": []}]}}
+    nested = {
+        "filter": {
+            "mode": "and",
+            "filters": [{"field": "a", "op": "eq", "value": "1"}, {"mode": "or", "filters": []}],
+        }
+    }
     assert validates(search, nested)
     bad_op = {"field": "a", "op": "bad", "value": "1"}
     assert not validates(search, {"filter": {"mode": "and", "filters": [bad_op]}})
@@ -168,18 +211,29 @@ def test_recursive_schemas_become_defs_and_validate_at_depth_three() -> None:
 
 
 def test_def_names_are_sanitised_unique_and_deterministic(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "Node Type": {"type": "object", "properties": {"next": {"$ref": "#/components/schemas/Node%20Type"}}},
-        "Node_Type": {"type": "object", "properties": {
-            "next": {"$ref": "#/components/schemas/Node_Type"},
-            "other": {"$ref": "#/components/schemas/Node%20Type"}}},
-    })
+    doc = make_doc(
+        tmp_path,
+        {
+            "Node Type": {
+                "type": "object",
+                "properties": {"next": {"$ref": "#/components/schemas/Node%20Type"}},
+            },
+            "Node_Type": {
+                "type": "object",
+                "properties": {
+                    "next": {"$ref": "#/components/schemas/Node_Type"},
+                    "other": {"$ref": "#/components/schemas/Node%20Type"},
+                },
+            },
+        },
+    )
     schema, _ = conv(doc, "Node_Type")
     names = sorted(schema["$defs"])
     assert len(names) == 2 and "Node_Type" in names
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+", n) for n in names)
     assert def_name_for_pointer("/components/schemas/Node Type") == def_name_for_pointer(
-        "/components/schemas/Node Type")
+        "/components/schemas/Node Type"
+    )
     assert_self_contained(schema)
 
 
@@ -192,18 +246,29 @@ def test_ref_siblings_merge_into_the_inlined_target() -> None:
     assert address["description"] == "Postal address used for invoices"
     assert address["required"] == ["street", "city"] and address["type"] == "object"
     role = schema["properties"]["role"]
-    assert role == {"type": "string", "enum": ["viewer", "editor", "admin"],
-                    "description": "Role granted on creation", "default": "viewer"}
+    assert role == {
+        "type": "string",
+        "enum": ["viewer", "editor", "admin"],
+        "description": "Role granted on creation",
+        "default": "viewer",
+    }
     assert "$ref" not in json.dumps(schema)
 
 
 def test_recursive_ref_with_siblings_keeps_ref_and_annotations(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "Tree": {"type": "object", "properties": {
-            "parent": {"$ref": "#/components/schemas/Tree", "description": "the parent node"},
-            "maybe": {"allOf": [{"$ref": "#/components/schemas/Tree"}], "nullable": True},
-        }},
-    }, version="3.1.0")
+    doc = make_doc(
+        tmp_path,
+        {
+            "Tree": {
+                "type": "object",
+                "properties": {
+                    "parent": {"$ref": "#/components/schemas/Tree", "description": "the parent node"},
+                    "maybe": {"allOf": [{"$ref": "#/components/schemas/Tree"}], "nullable": True},
+                },
+            },
+        },
+        version="3.1.0",
+    )
     schema, _ = conv(doc, "Tree")
     assert schema["properties"]["parent"] == {"$ref": "#/$defs/Tree", "description": "the parent node"}
     assert schema["properties"]["maybe"] == {"anyOf": [{"$ref": "#/$defs/Tree"}, {"type": "null"}]}
@@ -236,25 +301,37 @@ def test_nullable_oas30_becomes_null_types() -> None:
 
 
 def test_nullable_variants(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "NoType": {"nullable": True, "description": "anything"},
-        "Enum": {"type": "string", "enum": ["a", "b"], "nullable": True},
-        "EnumNoType": {"enum": ["a", "b"], "nullable": True},
-        "Union": {"oneOf": [{"type": "string"}, {"type": "integer"}], "nullable": True, "description": "d"},
-        "AnyOfUnion": {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": True},
-        "Const": {"type": "string", "const": "x", "nullable": True},
-        "NullType30": {"type": "null"},
-        "Obj": {"type": "object", "properties": {"a": {"type": "string", "nullable": True,
-                                                       "x-extra": 1}}},
-    })
+    doc = make_doc(
+        tmp_path,
+        {
+            "NoType": {"nullable": True, "description": "anything"},
+            "Enum": {"type": "string", "enum": ["a", "b"], "nullable": True},
+            "EnumNoType": {"enum": ["a", "b"], "nullable": True},
+            "Union": {
+                "oneOf": [{"type": "string"}, {"type": "integer"}],
+                "nullable": True,
+                "description": "d",
+            },
+            "AnyOfUnion": {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": True},
+            "Const": {"type": "string", "const": "x", "nullable": True},
+            "NullType30": {"type": "null"},
+            "Obj": {
+                "type": "object",
+                "properties": {"a": {"type": "string", "nullable": True, "x-extra": 1}},
+            },
+        },
+    )
     assert conv(doc, "NoType")[0] == {"description": "anything"}  # accepts null already
     assert conv(doc, "Enum")[0] == {"type": ["string", "null"], "enum": ["a", "b", None]}
     assert conv(doc, "EnumNoType")[0] == {"enum": ["a", "b", None]}
     union = conv(doc, "Union")[0]
-    assert union == {"anyOf": [{"oneOf": [{"type": "string"}, {"type": "integer"}]}, {"type": "null"}],
-                     "description": "d"}
+    assert union == {
+        "anyOf": [{"oneOf": [{"type": "string"}, {"type": "integer"}]}, {"type": "null"}],
+        "description": "d",
+    }
     assert conv(doc, "AnyOfUnion")[0] == {
-        "anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}
+        "anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]
+    }
     const = conv(doc, "Const")[0]
     assert validates(const, None) and validates(const, "x") and not validates(const, "y")
     assert conv(doc, "NullType30")[0] == {"type": "null"}
@@ -263,11 +340,15 @@ def test_nullable_variants(tmp_path: Path) -> None:
 
 
 def test_oas31_type_arrays_and_nullable_in_31(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "T": {"type": ["null", "string", "integer", "string"]},
-        "N": {"type": "string", "nullable": True},  # 3.0 keyword in a 3.1 document (ReadMe does this)
-        "E": {"type": ["string", "null"], "enum": ["a"]},
-    }, version="3.1.0")
+    doc = make_doc(
+        tmp_path,
+        {
+            "T": {"type": ["null", "string", "integer", "string"]},
+            "N": {"type": "string", "nullable": True},  # 3.0 keyword in a 3.1 document (ReadMe does this)
+            "E": {"type": ["string", "null"], "enum": ["a"]},
+        },
+        version="3.1.0",
+    )
     assert conv(doc, "T")[0] == {"type": ["string", "integer", "null"]}
     assert conv(doc, "N")[0] == {"type": ["string", "null"]}
     assert conv(doc, "E")[0] == {"type": ["string", "null"], "enum": ["a", None]}
@@ -294,19 +375,38 @@ def test_read_only_and_write_only_by_context() -> None:
 
 
 def test_read_only_nested_through_refs_and_allof(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "Id": {"type": "integer", "readOnly": True},
-        "Meta": {"type": "object", "required": ["created", "note"], "properties": {
-            "created": {"$ref": "#/components/schemas/Id"},
-            "note": {"type": "string"},
-            "secret": {"type": "string", "writeOnly": True}}},
-        "Base": {"type": "object", "properties": {"id": {"$ref": "#/components/schemas/Id"}}},
-        "Thing": {"allOf": [
-            {"$ref": "#/components/schemas/Base"},
-            {"type": "object", "required": ["id", "meta"], "properties": {
-                "meta": {"$ref": "#/components/schemas/Meta"},
-                "ro_via_allof": {"allOf": [{"$ref": "#/components/schemas/Meta"}], "readOnly": True}}}]},
-    })
+    doc = make_doc(
+        tmp_path,
+        {
+            "Id": {"type": "integer", "readOnly": True},
+            "Meta": {
+                "type": "object",
+                "required": ["created", "note"],
+                "properties": {
+                    "created": {"$ref": "#/components/schemas/Id"},
+                    "note": {"type": "string"},
+                    "secret": {"type": "string", "writeOnly": True},
+                },
+            },
+            "Base": {"type": "object", "properties": {"id": {"$ref": "#/components/schemas/Id"}}},
+            "Thing": {
+                "allOf": [
+                    {"$ref": "#/components/schemas/Base"},
+                    {
+                        "type": "object",
+                        "required": ["id", "meta"],
+                        "properties": {
+                            "meta": {"$ref": "#/components/schemas/Meta"},
+                            "ro_via_allof": {
+                                "allOf": [{"$ref": "#/components/schemas/Meta"}],
+                                "readOnly": True,
+                            },
+                        },
+                    },
+                ]
+            },
+        },
+    )
     thing_in = conv(doc, "Thing", "input")[0]
     assert list(thing_in["properties"]) == ["meta"]
     assert thing_in["required"] == ["meta"]  # `id` was required by the other branch: dropped too
@@ -328,8 +428,14 @@ def test_allof_body_is_merged() -> None:
     assert "allOf" not in schema
     assert list(schema["properties"]) == ["name", "notes", "campaignId", "budget"]
     assert schema["required"] == ["name", "campaignId", "budget"]
-    assert validates(schema, {"name": "n", "campaignId": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
-                              "budget": {"amount": 5, "currency": "EUR"}})
+    assert validates(
+        schema,
+        {
+            "name": "n",
+            "campaignId": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            "budget": {"amount": 5, "currency": "EUR"},
+        },
+    )
 
 
 @needs_shared
@@ -348,16 +454,31 @@ def test_allof_conflict_names_both_pointers_and_types() -> None:
 
 
 def test_allof_additional_properties_false_does_not_forbid_other_branch(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "Closed": {"type": "object", "additionalProperties": False, "required": ["a"],
-                   "properties": {"a": {"type": "string"}}},
-        "Both": {"allOf": [{"$ref": "#/components/schemas/Closed"},
-                           {"type": "object", "properties": {"b": {"type": "integer"}}}]},
-        "Described": {"allOf": [{"$ref": "#/components/schemas/Closed"}], "description": "the 3.0 idiom"},
-        "Bounds": {"allOf": [{"type": "integer", "minimum": 1, "maximum": 10, "enum": [1, 2, 3, 11]},
-                             {"minimum": 2, "maximum": 20, "enum": [2, 3, 4]}]},
-        "EnumClash": {"allOf": [{"enum": ["a"]}, {"enum": ["b"]}]},
-    })
+    doc = make_doc(
+        tmp_path,
+        {
+            "Closed": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["a"],
+                "properties": {"a": {"type": "string"}},
+            },
+            "Both": {
+                "allOf": [
+                    {"$ref": "#/components/schemas/Closed"},
+                    {"type": "object", "properties": {"b": {"type": "integer"}}},
+                ]
+            },
+            "Described": {"allOf": [{"$ref": "#/components/schemas/Closed"}], "description": "the 3.0 idiom"},
+            "Bounds": {
+                "allOf": [
+                    {"type": "integer", "minimum": 1, "maximum": 10, "enum": [1, 2, 3, 11]},
+                    {"minimum": 2, "maximum": 20, "enum": [2, 3, 4]},
+                ]
+            },
+            "EnumClash": {"allOf": [{"enum": ["a"]}, {"enum": ["b"]}]},
+        },
+    )
     both = conv(doc, "Both")[0]
     assert validates(both, {"a": "x", "b": 1})
     assert not validates(both, {"a": "x", "c": 1})  # merged object is closed over the union
@@ -374,32 +495,60 @@ def test_allof_additional_properties_false_does_not_forbid_other_branch(tmp_path
 
 
 def test_keywords_dropped_kept_and_converted(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "K": {
-            "type": "object", "title": "K", "description": "d", "deprecated": True,
-            "discriminator": {"propertyName": "kind"}, "xml": {"name": "k"},
-            "externalDocs": {"url": "https://example.test"}, "example": {"kind": "a"}, "x-internal": True,
-            "properties": {
-                "kind": {"type": "string", "default": "a", "format": "slug", "pattern": "^[a-z]+$",
-                         "minLength": 1, "maxLength": 5, "examples": ["a"]},
-                "n": {"type": "number", "minimum": 0, "exclusiveMinimum": True,
-                      "maximum": 10, "exclusiveMaximum": False, "multipleOf": 0.5},
-                "x-not-an-extension": {"type": "string"},
-                "u": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
-                "list": {"type": "array", "minItems": 1, "uniqueItems": True},
-                "file": {"type": "file"},
-                "bin": {"type": "string", "format": "binary"},
-                "any": {},
+    doc = make_doc(
+        tmp_path,
+        {
+            "K": {
+                "type": "object",
+                "title": "K",
+                "description": "d",
+                "deprecated": True,
+                "discriminator": {"propertyName": "kind"},
+                "xml": {"name": "k"},
+                "externalDocs": {"url": "https://example.test"},
+                "example": {"kind": "a"},
+                "x-internal": True,
+                "properties": {
+                    "kind": {
+                        "type": "string",
+                        "default": "a",
+                        "format": "slug",
+                        "pattern": "^[a-z]+$",
+                        "minLength": 1,
+                        "maxLength": 5,
+                        "examples": ["a"],
+                    },
+                    "n": {
+                        "type": "number",
+                        "minimum": 0,
+                        "exclusiveMinimum": True,
+                        "maximum": 10,
+                        "exclusiveMaximum": False,
+                        "multipleOf": 0.5,
+                    },
+                    "x-not-an-extension": {"type": "string"},
+                    "u": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+                    "list": {"type": "array", "minItems": 1, "uniqueItems": True},
+                    "file": {"type": "file"},
+                    "bin": {"type": "string", "format": "binary"},
+                    "any": {},
+                },
             },
         },
-    })
+    )
     schema = conv(doc, "K")[0]
     for dropped in ("discriminator", "xml", "externalDocs", "example", "x-internal"):
         assert dropped not in schema
     assert schema["title"] == "K" and schema["deprecated"] is True
     props = schema["properties"]
-    assert props["kind"] == {"type": "string", "default": "a", "format": "slug", "pattern": "^[a-z]+$",
-                             "minLength": 1, "maxLength": 5}
+    assert props["kind"] == {
+        "type": "string",
+        "default": "a",
+        "format": "slug",
+        "pattern": "^[a-z]+$",
+        "minLength": 1,
+        "maxLength": 5,
+    }
     assert props["n"] == {"type": "number", "exclusiveMinimum": 0, "maximum": 10, "multipleOf": 0.5}
     assert "x-not-an-extension" in props  # a property *named* x-... is not an extension
     assert props["u"] == {"oneOf": [{"type": "string"}, {"type": "integer"}]}
@@ -424,16 +573,24 @@ def test_refs_through_oneof_and_empty_schema_stays_any() -> None:
     assert_self_contained(schema)
     assert schema["type"] == "object"
     assert schema["properties"]["otherData"] == {}
-    sample = {"results": [{"metric": {"type": "numeric", "minVal": 2, "maxVal": 555}},
-                          {"metric": {"type": "string", "minLength": 2, "maxLength": 5}}], "otherData": "x"}
+    sample = {
+        "results": [
+            {"metric": {"type": "numeric", "minVal": 2, "maxVal": 555}},
+            {"metric": {"type": "string", "minLength": 2, "maxLength": 5}},
+        ],
+        "otherData": "x",
+    }
     assert validates(schema, sample)
     for other in ("x", 1, None, [1], {"k": "v"}):
         assert validates(schema, {**sample, "otherData": other})
 
 
 def test_boolean_schemas(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {"B": {"type": "object", "properties": {"yes": True, "no": False},
-                                    "additionalProperties": False}}, version="3.1.0")
+    doc = make_doc(
+        tmp_path,
+        {"B": {"type": "object", "properties": {"yes": True, "no": False}, "additionalProperties": False}},
+        version="3.1.0",
+    )
     schema = conv(doc, "B")[0]
     assert schema["properties"] == {"yes": {}, "no": {"not": {}}}
     assert schema["additionalProperties"] is False

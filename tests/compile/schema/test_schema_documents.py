@@ -33,9 +33,12 @@ needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="shared/ real specs no
 
 
 def test_exponential_inlining_is_rejected_quickly(tmp_path: Path) -> None:
-    schemas: dict[str, Any] = {f"L{i}": {"anyOf": [{"$ref": f"#/components/schemas/L{i + 1}"},
-                                                   {"$ref": f"#/components/schemas/L{i + 1}"}]}
-                               for i in range(30)}
+    schemas: dict[str, Any] = {
+        f"L{i}": {
+            "anyOf": [{"$ref": f"#/components/schemas/L{i + 1}"}, {"$ref": f"#/components/schemas/L{i + 1}"}]
+        }
+        for i in range(30)
+    }
     schemas["L30"] = {"type": "string"}
     doc = make_doc(tmp_path, schemas)
     with pytest.raises(DiagnosticError) as exc:  # counted, not expanded: 2**31 nodes would never finish
@@ -51,8 +54,10 @@ def test_exponential_inlining_is_rejected_quickly(tmp_path: Path) -> None:
 
 
 def test_depth_budget(tmp_path: Path) -> None:
-    schemas: dict[str, Any] = {f"D{i}": {"type": "object", "properties": {
-        "next": {"$ref": f"#/components/schemas/D{i + 1}"}}} for i in range(80)}
+    schemas: dict[str, Any] = {
+        f"D{i}": {"type": "object", "properties": {"next": {"$ref": f"#/components/schemas/D{i + 1}"}}}
+        for i in range(80)
+    }
     schemas["D80"] = {"type": "string"}
     doc = make_doc(tmp_path, schemas)
     with pytest.raises(DiagnosticError) as exc:
@@ -87,15 +92,22 @@ print(json.dumps([out, [d.render() for d in sink]]))
 def test_output_is_independent_of_hash_seed(tmp_path: Path) -> None:
     schemas: dict[str, Any] = {}
     for i in range(12):  # a web of cycles
-        schemas[f"N{i}"] = {"type": "object", "properties": {
-            f"p{j}": {"$ref": f"#/components/schemas/N{(i * 7 + j) % 12}"} for j in range(3)}}
+        schemas[f"N{i}"] = {
+            "type": "object",
+            "properties": {f"p{j}": {"$ref": f"#/components/schemas/N{(i * 7 + j) % 12}"} for j in range(3)},
+        }
     schemas["Leaf"] = {"type": "object", "properties": {"n": {"$ref": "#/components/schemas/N3"}}}
     make_doc(tmp_path, schemas)
     outputs = set()
     for seed in ("0", "1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        proc = subprocess.run([sys.executable, "-c", _DETERMINISM_SCRIPT, str(tmp_path / "spec.yaml")],
-                              capture_output=True, text=True, env=env, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", _DETERMINISM_SCRIPT, str(tmp_path / "spec.yaml")],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         outputs.add(proc.stdout)
     assert len(outputs) == 1
     result = json.loads(outputs.pop())
@@ -103,13 +115,20 @@ def test_output_is_independent_of_hash_seed(tmp_path: Path) -> None:
 
 
 def test_results_are_fresh_and_the_document_is_untouched(tmp_path: Path) -> None:
-    doc = make_doc(tmp_path, {
-        "Tag": {"type": "object", "properties": {"name": {"type": "string", "enum": ["a"]}}},
-        "Post": {"type": "object", "properties": {
-            "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Tag"}},
-            "main": {"$ref": "#/components/schemas/Tag"},
-            "replies": {"type": "array", "items": {"$ref": "#/components/schemas/Post"}}}},
-    })
+    doc = make_doc(
+        tmp_path,
+        {
+            "Tag": {"type": "object", "properties": {"name": {"type": "string", "enum": ["a"]}}},
+            "Post": {
+                "type": "object",
+                "properties": {
+                    "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Tag"}},
+                    "main": {"$ref": "#/components/schemas/Tag"},
+                    "replies": {"type": "array", "items": {"$ref": "#/components/schemas/Post"}},
+                },
+            },
+        },
+    )
     before = json.dumps(doc.data, sort_keys=True)
     converter = SchemaConverter(doc, DiagnosticSink())
     first = converter.convert({"$ref": "#/components/schemas/Post"}, "/x", "input")
@@ -180,13 +199,14 @@ def assert_refs_local(schema: dict[str, Any]) -> None:
     for node in walk(schema):
         if isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
-            assert ref.startswith("#/$defs/") and ref[len("#/$defs/"):] in defs, ref
+            assert ref.startswith("#/$defs/") and ref[len("#/$defs/") :] in defs, ref
 
 
 @needs_real
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["digitalocean.json", "vercel.json", "readme-api.json", "blockfrost.yaml",
-                                  "stripe.json"])
+@pytest.mark.parametrize(
+    "name", ["digitalocean.json", "vercel.json", "readme-api.json", "blockfrost.yaml", "stripe.json"]
+)
 def test_real_specs_convert_to_valid_self_contained_schemas(name: str) -> None:
     doc = load_real(name)
     sink = DiagnosticSink()
@@ -205,6 +225,7 @@ def test_real_specs_convert_to_valid_self_contained_schemas(name: str) -> None:
         assert all("nullable" not in n for n in schema_dicts(schema))
     if name == "stripe.json":  # large schemas: the Rust meta-check for all, the Python one for a sample
         import jsonschema_rs
+
         for schema in distinct.values():
             assert jsonschema_rs.meta.is_valid(schema)
         sample = sorted(distinct.values(), key=schema_nodes)
@@ -249,8 +270,9 @@ def test_stripe_cycle_groups_match_the_spec() -> None:
     recursive = [g for g in groups if g.recursive]
     assert sum(len(g.members) for g in recursive) == 86
     assert max(len(g.members) for g in recursive) == 65
-    schema = converter.convert({"$ref": "#/components/schemas/charge"}, "/components/schemas/charge",
-                               "output")
+    schema = converter.convert(
+        {"$ref": "#/components/schemas/charge"}, "/components/schemas/charge", "output"
+    )
     assert_refs_local(schema)
     big = [d for d in sink if d.code == "schema-cycle" and "group of 65" in d.message]
     assert len(big) == 1

@@ -26,9 +26,12 @@ def _version_free(text: str) -> str:
     return text.replace(__version__, "<version>")
 
 
-@pytest.mark.parametrize("fmt,ext", [("text", "txt"), ("json", "json"), ("sarif", "sarif"), ("github", "txt")])
-def test_golden_output(project: Path, cli: Callable[..., Any], golden: Callable[[str, str], None],
-                       fmt: str, ext: str) -> None:
+@pytest.mark.parametrize(
+    "fmt,ext", [("text", "txt"), ("json", "json"), ("sarif", "sarif"), ("github", "txt")]
+)
+def test_golden_output(
+    project: Path, cli: Callable[..., Any], golden: Callable[[str, str], None], fmt: str, ext: str
+) -> None:
     result = cli("lint", FINDINGS, "--format", fmt)
     assert result.exit_code == 1, result.stderr
     golden(f"lint-{fmt}.{ext}", _version_free(result.stdout))
@@ -61,30 +64,43 @@ def test_sarif_validates_and_suits_code_scanning(project: Path, cli: Callable[..
 
 
 def test_sarif_of_a_spec_outside_the_repository_points_at_the_intent_map(
-        project: Path, cli: Callable[..., Any], tmp_path: Path) -> None:
+    project: Path, cli: Callable[..., Any], tmp_path: Path
+) -> None:
     # the spec lives outside the working tree (as ../shared does): findings located in it move to
     # line 1 of the intent map, the original location in the message
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    (outside / "widgets.yaml").write_text((project / "specs" / "widgets.yaml").read_text(encoding="utf-8"),
-                                          encoding="utf-8")
-    text = (project / FINDINGS).read_text(encoding="utf-8").replace("../specs/widgets.yaml",
-                                                                    "../../elsewhere/widgets.yaml")
+    (outside / "widgets.yaml").write_text(
+        (project / "specs" / "widgets.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    text = (
+        (project / FINDINGS)
+        .read_text(encoding="utf-8")
+        .replace("../specs/widgets.yaml", "../../elsewhere/widgets.yaml")
+    )
     (project / FINDINGS).write_text(text, encoding="utf-8")
     sarif = json.loads(cli("lint", FINDINGS, "--format", "sarif").stdout)
     uncovered = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "operation-not-found")
-    assert "elsewhere" in uncovered["message"]["text"] or uncovered["locations"][0]["physicalLocation"][
-        "artifactLocation"]["uri"] == FINDINGS
+    assert (
+        "elsewhere" in uncovered["message"]["text"]
+        or uncovered["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == FINDINGS
+    )
     for r in sarif["runs"][0]["results"]:
         assert not r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("..")
 
 
 def test_github_annotations(project: Path, cli: Callable[..., Any]) -> None:
     lines = cli("lint", FINDINGS, "--format", "github").stdout.splitlines()
-    annotation = re.compile(r"^::(error|warning|notice) file=[^,:]+,line=\d+,col=\d+,title=toolgen [a-z-]+::\S")
+    annotation = re.compile(
+        r"^::(error|warning|notice) file=[^,:]+,line=\d+,col=\d+,title=toolgen [a-z-]+::\S"
+    )
     assert all(annotation.match(line) for line in lines[:-1]), lines
-    assert any(line.startswith("::error file=intent_maps/findings.yaml,line=53,col=5,title=toolgen "
-                               "operation-not-found::") for line in lines)
+    assert any(
+        line.startswith(
+            "::error file=intent_maps/findings.yaml,line=53,col=5,title=toolgen operation-not-found::"
+        )
+        for line in lines
+    )
     assert all("\n" not in line for line in lines)
 
 
@@ -94,8 +110,13 @@ def test_exit_codes(project: Path, cli: Callable[..., Any]) -> None:
     assert cli("lint", FINDINGS).exit_code == 1  # errors
     warn_only = project / "intent_maps" / "warn.yaml"
     text = (project / "intent_maps" / "clean.yaml").read_text(encoding="utf-8")
-    warn_only.write_text(text.replace("    idempotency: {key: action_id, send_as: none}\n    description: Rename",
-                                      "    description: Rename"), encoding="utf-8")
+    warn_only.write_text(
+        text.replace(
+            "    idempotency: {key: action_id, send_as: none}\n    description: Rename",
+            "    description: Rename",
+        ),
+        encoding="utf-8",
+    )
     result = cli("lint", str(warn_only.relative_to(project)))
     assert result.exit_code == 0 and "warning[idempotency-key-missing]" in result.stdout
     assert cli("lint", str(warn_only.relative_to(project)), "--strict").exit_code == 1
@@ -103,13 +124,18 @@ def test_exit_codes(project: Path, cli: Callable[..., Any]) -> None:
 
 def test_bad_input_is_exit_2_with_a_located_diagnostic(project: Path, cli: Callable[..., Any]) -> None:
     broken = project / "intent_maps" / "broken.yaml"
-    broken.write_text("toolgen: 1\ntools:\n  get_widget: {operation: getWidget, effect: read\n", encoding="utf-8")
+    broken.write_text(
+        "toolgen: 1\ntools:\n  get_widget: {operation: getWidget, effect: read\n", encoding="utf-8"
+    )
     result = cli("lint", "intent_maps/broken.yaml")
     assert result.exit_code == 2
     assert re.search(r"intent_maps/broken\.yaml:\d+:\d+: error\[yaml-syntax\]", result.stdout)
     unknown_key = project / "intent_maps" / "unknown.yaml"
-    unknown_key.write_text("toolgen: 1\nspec: ../specs/widgets.yaml\ntools:\n  get_widget:\n"
-                           "    operation: getWidget\n    efect: read\n", encoding="utf-8")
+    unknown_key.write_text(
+        "toolgen: 1\nspec: ../specs/widgets.yaml\ntools:\n  get_widget:\n"
+        "    operation: getWidget\n    efect: read\n",
+        encoding="utf-8",
+    )
     result = cli("lint", "intent_maps/unknown.yaml", "--format", "json")
     assert result.exit_code == 2
     findings = json.loads(result.stdout)["findings"]
@@ -119,10 +145,12 @@ def test_bad_input_is_exit_2_with_a_located_diagnostic(project: Path, cli: Calla
 
 def test_project_severity_configuration(project: Path, cli: Callable[..., Any]) -> None:
     config = project / "toolgen.yaml"
-    config.write_text(config.read_text(encoding="utf-8") + "  severity:\n    operation-not-found: warning\n"
-                      "    idempotency-header-unused: 'off'\n    scope-unknown: info\n"
-                      "    destructive-without-approval: warning\n    effect-contradicts-method: warning\n",
-                      encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8") + "  severity:\n    operation-not-found: warning\n"
+        "    idempotency-header-unused: 'off'\n    scope-unknown: info\n"
+        "    destructive-without-approval: warning\n    effect-contradicts-method: warning\n",
+        encoding="utf-8",
+    )
     result = cli("lint", FINDINGS)
     assert result.exit_code == 0, result.stdout
     assert "warning[operation-not-found]" in result.stdout
@@ -132,13 +160,18 @@ def test_project_severity_configuration(project: Path, cli: Callable[..., Any]) 
 
 def test_unknown_rule_in_the_project_file(project: Path, cli: Callable[..., Any]) -> None:
     config = project / "toolgen.yaml"
-    config.write_text(config.read_text(encoding="utf-8") + "  severity:\n    pagination-missin: 'off'\n",
-                      encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8") + "  severity:\n    pagination-missin: 'off'\n", encoding="utf-8"
+    )
     result = cli("lint")
-    assert re.search(r"toolgen\.yaml:\d+:\d+.*warning\[lint-config-unknown-rule\].*pagination-missin", result.stdout)
+    assert re.search(
+        r"toolgen\.yaml:\d+:\d+.*warning\[lint-config-unknown-rule\].*pagination-missin", result.stdout
+    )
     assert "did you mean 'pagination-missing'" in result.stdout
-    config.write_text(config.read_text(encoding="utf-8").replace("pagination-missin:", "pagination-missing:"),
-                      encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("pagination-missin:", "pagination-missing:"),
+        encoding="utf-8",
+    )
     assert "lint-config-unknown-rule" not in cli("lint").stdout
 
 
@@ -150,10 +183,14 @@ def test_list_rules_matches_docs(cli: Callable[..., Any]) -> None:
     assert table in docs, "docs/review.md's rules table is stale: paste `toolgen lint --list-rules` into it"
 
 
-_SURROGATE_SPEC = ('{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/a\\ud800": {"get": '
-                   '{"operationId": "a", "responses": {"200": {"description": "ok"}}}}}}')
-_FORGED_SPEC = ('{"openapi": "3.0.3", "info": {"title": "t", "version": "1", "x-a\\nerror[forged]: b": 1, '
-                '"x-a\\nerror[forged]: b": 2}, "paths": {}}')
+_SURROGATE_SPEC = (
+    '{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/a\\ud800": {"get": '
+    '{"operationId": "a", "responses": {"200": {"description": "ok"}}}}}}'
+)
+_FORGED_SPEC = (
+    '{"openapi": "3.0.3", "info": {"title": "t", "version": "1", "x-a\\nerror[forged]: b": 1, '
+    '"x-a\\nerror[forged]: b": 2}, "paths": {}}'
+)
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
@@ -168,17 +205,26 @@ def test_spec_text_in_a_finding_is_printed_safely(tmp_path: Path, fmt: str) -> N
     (tmp_path / "s.json").write_text(_SURROGATE_SPEC, encoding="ascii")
     (tmp_path / "f.json").write_text(_FORGED_SPEC, encoding="ascii")
     for spec, code in (("s.json", 2), ("f.json", 0)):
-        (tmp_path / "t.yaml").write_text(f"toolgen: 1\napi: {{name: t}}\nspec: {spec}\ninclude: [{{match: \"*\"}}]\n",
-                                         encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "toolgen", "lint", "t.yaml", "--format", fmt], cwd=tmp_path,
-                              capture_output=True, env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
-                              check=False)
+        (tmp_path / "t.yaml").write_text(
+            f'toolgen: 1\napi: {{name: t}}\nspec: {spec}\ninclude: [{{match: "*"}}]\n', encoding="utf-8"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolgen", "lint", "t.yaml", "--format", fmt],
+            cwd=tmp_path,
+            capture_output=True,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+            check=False,
+        )
         assert proc.returncode == code, proc.stderr.decode("utf-8", "replace")
         out = proc.stdout.decode("utf-8")  # strict: raises on anything not UTF-8
         assert "internal error" not in proc.stderr.decode("utf-8", "replace")
-        assert not any(line.lstrip(":").startswith(("error[forged]", "error forged")) for line in out.splitlines())
+        assert not any(
+            line.lstrip(":").startswith(("error[forged]", "error forged")) for line in out.splitlines()
+        )
         if fmt in ("json", "sarif"):
             text = json.dumps(json.loads(out), ensure_ascii=True)
             assert ("\\ud800" if spec == "s.json" else "x-a\\nerror[forged]") in text
         if fmt == "text":
-            assert "error[forged]" not in "".join(line for line in out.splitlines() if line.startswith("error"))
+            assert "error[forged]" not in "".join(
+                line for line in out.splitlines() if line.startswith("error")
+            )

@@ -52,8 +52,11 @@ def test_the_build_emits_every_rule_at_the_rule_table_severity() -> None:
         seen += [(m.group(2), m.group(1), path.name) for m in call.finditer(text)]
         seen += [(m.group(1), m.group(2), path.name) for m in made.finditer(text)]
     assert any(code == "schema-cycle" for code, _, _ in seen)  # the scan finds what it must judge
-    wrong = [(code, sev, where, CODES[code].severity) for code, sev, where in seen
-             if code in CODES and CODES[code].severity != sev]
+    wrong = [
+        (code, sev, where, CODES[code].severity)
+        for code, sev, where in seen
+        if code in CODES and CODES[code].severity != sev
+    ]
     assert not wrong, wrong
 
 
@@ -64,8 +67,9 @@ def _invoke(*args: str) -> Any:
 def test_schema_cycle_has_one_severity_everywhere(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "trees.yaml").write_text(RECURSIVE, encoding="utf-8")
-    (tmp_path / "api.yaml").write_text('toolgen: 1\nspec: trees.yaml\napi: {name: trees}\ninclude: [{match: "*"}]\n',
-                                       encoding="utf-8")
+    (tmp_path / "api.yaml").write_text(
+        'toolgen: 1\nspec: trees.yaml\napi: {name: trees}\ninclude: [{match: "*"}]\n', encoding="utf-8"
+    )
     built = _invoke("build", "api.yaml", "--out", "out", "--emit", "mcp,report")
     assert built.exit_code == 0, built.output
     text = _invoke("lint", "api.yaml")

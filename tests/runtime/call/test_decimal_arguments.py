@@ -25,13 +25,18 @@ from toolgen.runtime import Actor, Registry, StaticCredentials
 from toolgen.runtime.call.arguments import plain_arguments
 from toolgen.runtime.errors import ToolError
 
-EXACT = 2 ** 53
+EXACT = 2**53
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(st.decimals(allow_nan=False, allow_infinity=False) | st.builds(
-    lambda digits, exponent: Decimal(digits).scaleb(exponent), st.integers(-10 ** 30, 10 ** 30),
-    st.integers(-500, 500)))
+@given(
+    st.decimals(allow_nan=False, allow_infinity=False)
+    | st.builds(
+        lambda digits, exponent: Decimal(digits).scaleb(exponent),
+        st.integers(-(10**30), 10**30),
+        st.integers(-500, 500),
+    )
+)
 def test_a_decimal_is_refused_or_becomes_the_json_number_of_its_double(value: Decimal) -> None:
     try:
         got = plain_arguments({"n": value})["n"]
@@ -54,13 +59,19 @@ def tickets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Registry
         pytest.skip("generated/tickets is not built")
     with RecordingServer() as srv:
         srv.reply("GET", r"/tickets$", 200, {"tickets": [], "next_cursor": None})
-        reg = Registry.from_dir(folder, base_url=srv.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),
-                                cursor_key=b"k" * 32)
+        reg = Registry.from_dir(
+            folder,
+            base_url=srv.base_url,
+            credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),
+            cursor_key=b"k" * 32,
+        )
         yield reg, srv
         reg.close()
 
 
-def test_a_page_size_given_as_a_decimal_is_the_page_size_sent(tickets: tuple[Registry, RecordingServer]) -> None:
+def test_a_page_size_given_as_a_decimal_is_the_page_size_sent(
+    tickets: tuple[Registry, RecordingServer],
+) -> None:
     reg, srv = tickets
     res = reg.call("list_tickets", {"page_size": Decimal("5.00000000000000000000001")}, actor=ADMIN)
     assert res.ok, res.to_json()
@@ -87,8 +98,13 @@ paths:
 def test_a_decimal_beyond_a_double_is_never_sent_as_infinity(tmp_path: Path) -> None:
     spec = tmp_path / "openapi.yaml"
     spec.write_text(SPEC, encoding="utf-8")
-    out = build(tmp_path, spec, "tools:\n  set_price: {operation: setPrice, effect: write, permission: [p:write]}\n",
-                name="prices", emit="mcp,policy").out
+    out = build(
+        tmp_path,
+        spec,
+        "tools:\n  set_price: {operation: setPrice, effect: write, permission: [p:write]}\n",
+        name="prices",
+        emit="mcp,policy",
+    ).out
     with RecordingServer() as srv:
         reg = Registry.from_dir(out, base_url=srv.base_url)
         for value in (Decimal("1e400"), Decimal("-1e400")):

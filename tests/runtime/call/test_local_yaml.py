@@ -25,12 +25,16 @@ LOADERS: list[tuple[Callable[[Path], Any], type[Exception]]] = [
 
 
 @pytest.mark.parametrize("load,error", LOADERS, ids=["tokens", "authorization-server", "caller-secrets"])
-@pytest.mark.parametrize("text,where", [
-    ("a: [1,\n", "2:1"),            # a flow sequence never closed: the parser's mark
-    ("a: 1\nb:\n  - \x07\n", "3:5"),  # a character YAML does not allow: the reader's offset
-])
-def test_a_bad_file_is_refused_at_its_line_and_column(tmp_path: Path, load: Callable[[Path], Any],
-                                                      error: type[Exception], text: str, where: str) -> None:
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ("a: [1,\n", "2:1"),  # a flow sequence never closed: the parser's mark
+        ("a: 1\nb:\n  - \x07\n", "3:5"),  # a character YAML does not allow: the reader's offset
+    ],
+)
+def test_a_bad_file_is_refused_at_its_line_and_column(
+    tmp_path: Path, load: Callable[[Path], Any], error: type[Exception], text: str, where: str
+) -> None:
     path = tmp_path / "file.yaml"
     path.write_text(text, encoding="utf-8")
     os.chmod(path, 0o600)

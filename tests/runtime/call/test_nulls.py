@@ -59,12 +59,24 @@ paths:
 """
 
 SCHEMA: dict[str, Any] = {
-    "$defs": {"Node": {"anyOf": [
-        {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}, "x": {"type": ["string", "null"]}}},
-        {"type": "object", "required": ["y"],
-         "properties": {"child": {"$ref": "#/$defs/Node"}, "y": {"type": ["string", "null"]}}},
-    ]}},
-    "type": "object", "additionalProperties": False, "properties": {"root": {"$ref": "#/$defs/Node"}},
+    "$defs": {
+        "Node": {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"child": {"$ref": "#/$defs/Node"}, "x": {"type": ["string", "null"]}},
+                },
+                {
+                    "type": "object",
+                    "required": ["y"],
+                    "properties": {"child": {"$ref": "#/$defs/Node"}, "y": {"type": ["string", "null"]}},
+                },
+            ]
+        }
+    },
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"root": {"$ref": "#/$defs/Node"}},
 }
 READER = Actor.of("t", ["t:read"])
 
@@ -88,8 +100,14 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("null-unions")
     spec = tmp / "openapi.yaml"
     spec.write_text(SPEC, encoding="utf-8")
-    return build(tmp, spec, "tools:\n  make_tree: {operation: makeTree, effect: read, permission: [t:read], "
-                            "description: Make a tree.}\n", name="tree", emit="mcp,policy").out
+    return build(
+        tmp,
+        spec,
+        "tools:\n  make_tree: {operation: makeTree, effect: read, permission: [t:read], "
+        "description: Make a tree.}\n",
+        name="tree",
+        emit="mcp,policy",
+    ).out
 
 
 @pytest.fixture(scope="module")
@@ -112,11 +130,18 @@ def test_a_required_nullable_member_keeps_its_null_at_every_depth() -> None:
 
 
 @settings(max_examples=examples(40), deadline=None)
-@given(st.recursive(st.fixed_dictionaries({}, optional={"x": st.none() | st.text(max_size=2),
-                                                         "y": st.none() | st.text(max_size=2)}),
-                    lambda inner: st.fixed_dictionaries({"child": inner}, optional={
-                        "x": st.none() | st.text(max_size=2), "y": st.none() | st.text(max_size=2)}),
-                    max_leaves=12))
+@given(
+    st.recursive(
+        st.fixed_dictionaries(
+            {}, optional={"x": st.none() | st.text(max_size=2), "y": st.none() | st.text(max_size=2)}
+        ),
+        lambda inner: st.fixed_dictionaries(
+            {"child": inner},
+            optional={"x": st.none() | st.text(max_size=2), "y": st.none() | st.text(max_size=2)},
+        ),
+        max_leaves=12,
+    )
+)
 def test_only_nulls_are_dropped_and_an_optional_one_always(root: dict[str, Any]) -> None:
     """`x` is optional in both branches: its null always goes; a non-null member always stays; a
     null `y` goes only where the branch the level belongs to does not require it."""

@@ -29,7 +29,9 @@ from toolgen.runtime.call.backoff import retry_delay
 ITEMS = [{"id": f"T-{n}", "subject": f"ticket {n}", "status": "open"} for n in range(1, 4)]
 
 
-def _registry(base_url: str, pagination: dict[str, Any], max_bytes: int | None = None, **options: Any) -> Registry:
+def _registry(
+    base_url: str, pagination: dict[str, Any], max_bytes: int | None = None, **options: Any
+) -> Registry:
     folder = tickets_dir()
     policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
     catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
@@ -38,8 +40,16 @@ def _registry(base_url: str, pagination: dict[str, Any], max_bytes: int | None =
             row["pagination"] = {**row["pagination"], **pagination}
             if max_bytes is not None:
                 row.setdefault("output", {})["max_bytes"] = max_bytes
-    return Registry(policy, catalog, base_url=base_url, credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}),
-                    receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32, **options)
+    return Registry(
+        policy,
+        catalog,
+        base_url=base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+        **options,
+    )
 
 
 @pytest.fixture
@@ -70,8 +80,10 @@ def _walk(reg: Registry, limit: int = 25) -> list[dict[str, Any]]:
 
 def test_an_api_that_ignores_the_cursor_parameter_ends_the_listing(api: FaultServer) -> None:
     api.route("GET", r"^/tickets$", body={"data": ITEMS, "next": "page-two"})
-    reg = _registry(api.base_url, {"style": "cursor", "next_field": "next", "cursor_from_item": None,
-                                   "has_more_field": None})
+    reg = _registry(
+        api.base_url,
+        {"style": "cursor", "next_field": "next", "cursor_from_item": None, "has_more_field": None},
+    )
     pages = _walk(reg)
     assert len(pages) == 2, pages
     assert pages[-1]["_stalled"]["code"] == "cursor_did_not_move"
@@ -80,7 +92,9 @@ def test_an_api_that_ignores_the_cursor_parameter_ends_the_listing(api: FaultSer
 
 
 @pytest.mark.parametrize("style", ["offset", "page"])
-def test_an_api_that_ignores_its_offset_or_page_parameter_ends_the_listing(api: FaultServer, style: str) -> None:
+def test_an_api_that_ignores_its_offset_or_page_parameter_ends_the_listing(
+    api: FaultServer, style: str
+) -> None:
     """The cursors move (offset 3, 6, ...) but the pages do not: the same items come back."""
     api.route("GET", r"^/tickets$", body={"data": ITEMS, "has_more": True})
     reg = _registry(api.base_url, {"style": style, "cursor_param": style, "cursor_from_item": None})
@@ -106,8 +120,11 @@ def test_a_last_item_cursor_the_api_ignores_ends_the_listing(api: FaultServer) -
 def test_a_cut_page_of_an_api_that_does_not_move_ends_after_its_items(api: FaultServer) -> None:
     big = [dict(item, subject="x" * 400) for item in ITEMS]
     api.route("GET", r"^/tickets$", body={"data": big, "next": "same"})
-    reg = _registry(api.base_url, {"style": "cursor", "next_field": "next", "cursor_from_item": None,
-                                   "has_more_field": None}, max_bytes=1100)
+    reg = _registry(
+        api.base_url,
+        {"style": "cursor", "next_field": "next", "cursor_from_item": None, "has_more_field": None},
+        max_bytes=1100,
+    )
     pages = _walk(reg)
     shown = [i["id"] for p in pages for i in p["items"]]
     # the first API page, cut to the budget, then the page it names: the same items again, not
@@ -119,8 +136,16 @@ def test_a_cut_page_of_an_api_that_does_not_move_ends_after_its_items(api: Fault
 
 def test_a_link_header_pointing_at_its_own_page_ends_the_listing(api: FaultServer) -> None:
     api.route("GET", r"^/tickets$", body=ITEMS, headers={"Link": f'<{api.base_url}/tickets?p=2>; rel="next"'})
-    reg = _registry(api.base_url, {"style": "link", "items": "", "cursor_from_item": None, "has_more_field": None,
-                                   "cursor_param": None})
+    reg = _registry(
+        api.base_url,
+        {
+            "style": "link",
+            "items": "",
+            "cursor_from_item": None,
+            "has_more_field": None,
+            "cursor_param": None,
+        },
+    )
     pages = _walk(reg)
     assert len(pages) == 2 and pages[-1]["_stalled"]["code"] == "cursor_did_not_move", pages
 
@@ -131,8 +156,16 @@ def test_a_link_header_with_quoted_commas_is_followed(api: FaultServer) -> None:
 
     link = f'<{api.base_url}/tickets?p=2>; title="page, two"; rel="next"'
     api.route("GET", r"^/tickets$", body=body, headers={"Link": link})
-    reg = _registry(api.base_url, {"style": "link", "items": "", "cursor_from_item": None, "has_more_field": None,
-                                   "cursor_param": None})
+    reg = _registry(
+        api.base_url,
+        {
+            "style": "link",
+            "items": "",
+            "cursor_from_item": None,
+            "has_more_field": None,
+            "cursor_param": None,
+        },
+    )
     first = reg.call("list_tickets", {"page_size": 3}, actor=READER)
     assert first.ok and first.result is not None and first.result["next_cursor"], first.to_json()
     second = reg.call("list_tickets", {"page_size": 3, "cursor": first.result["next_cursor"]}, actor=READER)
@@ -144,10 +177,15 @@ def test_a_link_header_with_quoted_commas_is_followed(api: FaultServer) -> None:
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(base_ms=st.integers(1, 5000), attempt=st.integers(1, 8), seed=st.integers(0, 2**32),
-       retry_after=st.one_of(st.none(), st.floats(0, 60)))
-def test_backoff_is_jittered_within_its_bounds(base_ms: int, attempt: int, seed: int,
-                                               retry_after: float | None) -> None:
+@given(
+    base_ms=st.integers(1, 5000),
+    attempt=st.integers(1, 8),
+    seed=st.integers(0, 2**32),
+    retry_after=st.one_of(st.none(), st.floats(0, 60)),
+)
+def test_backoff_is_jittered_within_its_bounds(
+    base_ms: int, attempt: int, seed: int, retry_after: float | None
+) -> None:
     nominal = base_ms / 1000.0 * 2 ** (attempt - 1)
     delay = retry_delay(base_ms, attempt, retry_after, random.Random(seed))
     assert delay == retry_delay(base_ms, attempt, retry_after, random.Random(seed))  # a seed replays it
@@ -190,8 +228,10 @@ def test_an_api_whose_positions_go_round_in_a_cycle_ends_the_listing(api: FaultS
         return {"data": items, "next": nxt}
 
     api.route("GET", r"^/tickets$", body=body)
-    reg = _registry(api.base_url, {"style": "cursor", "next_field": "next", "cursor_from_item": None,
-                                   "has_more_field": None})
+    reg = _registry(
+        api.base_url,
+        {"style": "cursor", "next_field": "next", "cursor_from_item": None, "has_more_field": None},
+    )
     walked = _walk(reg)
     assert [i["id"] for p in walked for i in p["items"]] == ["T-1", "T-2", "T-3"], walked
     assert walked[-1]["_stalled"]["code"] == "cursor_did_not_move"

@@ -38,11 +38,15 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], l
     (folder / "styles.json").write_text(json.dumps(spec()), encoding="utf-8")
     drafted = run("init", str(folder / "styles.json"), "--out", str(folder / "styles.yaml"), "--no-project")
     assert drafted.exit_code == 0, drafted.output
-    built = run("build", str(folder / "styles.yaml"), "--out", str(folder / "out"), "-q", "--emit", "mcp,policy")
+    built = run(
+        "build", str(folder / "styles.yaml"), "--out", str(folder / "out"), "-q", "--emit", "mcp,policy"
+    )
     assert built.exit_code == 0, built.output
     out = Path(folder / "out")
-    return (json.loads((out / "policy.json").read_text(encoding="utf-8")),
-            json.loads((out / "mcp.json").read_text(encoding="utf-8")))
+    return (
+        json.loads((out / "policy.json").read_text(encoding="utf-8")),
+        json.loads((out / "mcp.json").read_text(encoding="utf-8")),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +56,19 @@ def api() -> Iterator[PagingServer]:
 
 
 @pytest.fixture(scope="module")
-def registry(package: tuple[dict[str, Any], list[Mapping[str, Any]]], api: PagingServer) -> Iterator[Registry]:
+def registry(
+    package: tuple[dict[str, Any], list[Mapping[str, Any]]], api: PagingServer
+) -> Iterator[Registry]:
     policy, catalog = package
-    reg = Registry(policy, catalog, base_url=api.base_url, credentials=StaticCredentials({}),
-                   receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    reg = Registry(
+        policy,
+        catalog,
+        base_url=api.base_url,
+        credentials=StaticCredentials({}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
     yield reg
     reg.close()
 
@@ -85,19 +98,36 @@ def _ids(pages: list[dict[str, Any]]) -> list[str]:
     return [item["id"] for page in pages for item in page["items"]]
 
 
-def test_init_drafts_a_pagination_for_every_style(package: tuple[dict[str, Any], list[Mapping[str, Any]]]) -> None:
+def test_init_drafts_a_pagination_for_every_style(
+    package: tuple[dict[str, Any], list[Mapping[str, Any]]],
+) -> None:
     rows = {r["tool"]: r for r in package[0]["tools"]}
     styles = {style: (rows[tool]["pagination"] or {}).get("style") for style, tool in TOOLS.items()}
-    assert styles == {"square": "cursor", "slack": "cursor", "google": "cursor", "stripe": "cursor", "drf": "link",
-                      "hal": "link", "github": "link", "offset": "offset", "page": "page", "vercel": "cursor",
-                      "odata": "link", "azure": "link", "pageno": "page", "visma": "cursor", "clever": "cursor",
-                      "text": "offset"}
+    assert styles == {
+        "square": "cursor",
+        "slack": "cursor",
+        "google": "cursor",
+        "stripe": "cursor",
+        "drf": "link",
+        "hal": "link",
+        "github": "link",
+        "offset": "offset",
+        "page": "page",
+        "vercel": "cursor",
+        "odata": "link",
+        "azure": "link",
+        "pageno": "page",
+        "visma": "cursor",
+        "clever": "cursor",
+        "text": "offset",
+    }
     assert rows[TOOLS["visma"]]["pagination"]["next_field"] == "header:NextPageToken"
     assert rows[TOOLS["clever"]]["pagination"]["cursor_from_item"] == "id"
 
 
-def test_a_page_number_without_an_answer_side_ends_on_a_short_or_empty_page(registry: Registry,
-                                                                            api: PagingServer) -> None:
+def test_a_page_number_without_an_answer_side_ends_on_a_short_or_empty_page(
+    registry: Registry, api: PagingServer
+) -> None:
     """`pageno` with nothing in the answer that says more follow (drafted with a decide mark): the
     walk ends on the first page shorter than the page size, or on an empty page when the listing's
     length is a multiple of it, and never asks past it."""
@@ -108,7 +138,9 @@ def test_a_page_number_without_an_answer_side_ends_on_a_short_or_empty_page(regi
         assert _ids(pages) == [f"pageno-{n}" for n in range(count)]
         sent = api.requests[before:]
         assert len(sent) == asked, sent
-        assert [dict(parse_qsl(q)).get("pageno", "1") for _, q in sent] == [str(n) for n in range(1, asked + 1)]
+        assert [dict(parse_qsl(q)).get("pageno", "1") for _, q in sent] == [
+            str(n) for n in range(1, asked + 1)
+        ]
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -139,12 +171,15 @@ def test_a_tampered_cursor_is_refused(registry: Registry, api: PagingServer, sty
     assert len(api.requests) == before, "a refused cursor reached the API"
 
 
-def test_a_next_url_off_the_apis_origin_is_not_followed(registry: Registry, api: PagingServer,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_next_url_off_the_apis_origin_is_not_followed(
+    registry: Registry, api: PagingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     api.count = 10
     answer = api.answer
 
-    def elsewhere(style: str, path: str, q: dict[str, str], items: list[dict[str, Any]]) -> tuple[Any, dict[str, str]]:
+    def elsewhere(
+        style: str, path: str, q: dict[str, str], items: list[dict[str, Any]]
+    ) -> tuple[Any, dict[str, str]]:
         body, headers = answer(style, path, q, items)
         if style == "drf" and body.get("next"):
             body["next"] = body["next"].replace("127.0.0.1", "127.0.0.1.evil.example")
@@ -157,11 +192,17 @@ def test_a_next_url_off_the_apis_origin_is_not_followed(registry: Registry, api:
     assert page.result["next_cursor"] is None
 
 
-@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(style=st.sampled_from(STYLES), count=st.integers(0, 23),
-       sizes=st.lists(st.integers(1, 7), min_size=1, max_size=4))
-def test_walking_visits_every_item_once(registry: Registry, api: PagingServer, style: str, count: int,
-                                        sizes: list[int]) -> None:
+@settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    style=st.sampled_from(STYLES),
+    count=st.integers(0, 23),
+    sizes=st.lists(st.integers(1, 7), min_size=1, max_size=4),
+)
+def test_walking_visits_every_item_once(
+    registry: Registry, api: PagingServer, style: str, count: int, sizes: list[int]
+) -> None:
     """Whatever the listing's length and the page sizes asked for (changed from page to page), the
     walk ends and shows each item exactly once, in the API's order."""
     api.count = count

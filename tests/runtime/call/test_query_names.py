@@ -34,14 +34,22 @@ RESERVED = st.text(st.sampled_from(list(":/?#[]@!$&'()*+,;=% ")), min_size=1, ma
 
 
 def _row(names: list[str]) -> dict[str, Any]:
-    return {"operation": {"method": "GET", "path": "/q"},
-            "request": {"encoding": "none", "bindings": [
+    return {
+        "operation": {"method": "GET", "path": "/q"},
+        "request": {
+            "encoding": "none",
+            "bindings": [
                 {"arg": f"a{i}", "in": "query", "name": name, "required": True, "null": "omit"}
-                for i, name in enumerate(names)]}}
+                for i, name in enumerate(names)
+            ],
+        },
+    }
 
 
 def _send(server: RecordingServer, names: list[str], values: list[str]) -> tuple[str, list[tuple[str, str]]]:
-    req = build_request(typed_row(_row(names)), {f"a{i}": v for i, v in enumerate(values)}, base_url=server.base_url)
+    req = build_request(
+        typed_row(_row(names)), {f"a{i}": v for i, v in enumerate(values)}, base_url=server.base_url
+    )
     server.clear()
     with httpx.Client() as client:
         client.request(req.method, req.url, headers=transport_headers(req.headers))
@@ -61,11 +69,20 @@ def test_a_bracketed_name_is_sent_percent_encoded(server: RecordingServer) -> No
     assert parsed == [("filter[patient]", "p1"), ("page[size]", "10")]
 
 
-@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(pairs=st.lists(st.tuples(st.one_of(TEXT, RESERVED), st.one_of(TEXT, RESERVED)), min_size=1, max_size=3,
-                      unique_by=lambda p: p[0]))
-def test_any_name_and_value_round_trip_through_a_real_query_parser(server: RecordingServer,
-                                                                   pairs: list[tuple[str, str]]) -> None:
+@settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pairs=st.lists(
+        st.tuples(st.one_of(TEXT, RESERVED), st.one_of(TEXT, RESERVED)),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda p: p[0],
+    )
+)
+def test_any_name_and_value_round_trip_through_a_real_query_parser(
+    server: RecordingServer, pairs: list[tuple[str, str]]
+) -> None:
     names, values = [n for n, _ in pairs], [v for _, v in pairs]
     raw, parsed = _send(server, names, values)
     assert _WIRE_QUERY.match(raw), raw

@@ -21,5 +21,7 @@ def test_json_too_deep_to_parse_is_a_problem_under_any_label(ctype: str) -> None
 
 def test_json_just_within_the_depth_is_read() -> None:
     body = ("[" * MAX_RESPONSE_DEPTH + "]" * MAX_RESPONSE_DEPTH).encode()
-    value, problem = decode_body(httpx.Headers({"content-type": "application/octet-stream"}), body, expect="json")
+    value, problem = decode_body(
+        httpx.Headers({"content-type": "application/octet-stream"}), body, expect="json"
+    )
     assert problem is None and isinstance(value, list)

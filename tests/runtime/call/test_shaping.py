@@ -33,7 +33,12 @@ def reader(registry: Registry) -> Actor:
     """An actor holding every scope the package's tools ask for."""
     return Actor.of("reader", {s for row in registry.policy["tools"] for s in row.get("permission") or []})
 
-OBJ = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}, "required": ["id"]}
+
+OBJ = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+    "required": ["id"],
+}
 
 
 def _op(op_id: str, responses: dict[str, Any]) -> dict[str, Any]:
@@ -52,34 +57,96 @@ SPEC: dict[str, Any] = {
         "/star": _op("getStar", {"200": _json(OBJ, "*/*")}),
         "/star-list": _op("getStarList", {"200": _json({"type": "array", "items": OBJ}, "*/*")}),
         "/star-text": _op("getStarText", {"200": _json({"type": "string"}, "*/*")}),
-        "/vendor": _op("getVendor", {"200": _json({"type": "array", "items": OBJ}, "application/vnd.shapes.v1+json")}),
+        "/vendor": _op(
+            "getVendor", {"200": _json({"type": "array", "items": OBJ}, "application/vnd.shapes.v1+json")}
+        ),
         "/hal": _op("getHal", {"200": _json(OBJ, "application/hal+json")}),
         "/textjson": _op("getTextJson", {"200": _json(OBJ, "text/json")}),
         "/charset": _op("getCharset", {"200": _json(OBJ, "application/json; charset=utf-8")}),
         "/maybe": _op("getMaybe", {"200": _json(OBJ), "204": {"description": "nothing"}}),
-        "/maybe-list": _op("getMaybeList", {"200": _json({"type": "array", "items": OBJ}),
-                                            "204": {"description": "nothing"}}),
+        "/maybe-list": _op(
+            "getMaybeList", {"200": _json({"type": "array", "items": OBJ}), "204": {"description": "nothing"}}
+        ),
         "/nothing": _op("getNothing", {"204": {"description": "nothing"}}),
-        "/typeless": _op("getTypeless", {"200": _json({"properties": {"id": {"type": "string"}}, "required": ["id"]})}),
-        "/mixed": _op("getMixed", {"200": {"description": "ok", "content": {
-            "application/pdf": {"schema": {"type": "string", "format": "binary"}},
-            "application/json": {"schema": OBJ}}}}),
-        "/certificate": _op("getCertificate", {"200": {"description": "PDF or XML, as the request's format says",
-                                                        "content": {
-            "application/pdf": {"example": "the certificate in PDF"},
-            "application/xml": {"schema": {"type": "object", "properties": {"dlno": {"type": "string"}}}}}}}),
-        "/pdf": _op("getPdf", {"200": {"description": "ok", "content": {
-            "application/pdf": {"schema": {"type": "string", "format": "binary"}}}}}),
-        "/closed": _op("getClosed", {"200": _json({
-            "type": "object", "additionalProperties": False, "required": ["id"],
-            "properties": {"id": {"type": "string"}, "notes": {"type": "string"},
-                           "blob": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}})}),
-        "/secretive": _op("getSecretive", {"200": _json({
-            "type": "object", "additionalProperties": False, "required": ["id"],
-            "properties": {"id": {"type": "string"},
-                           "owner": {"type": "object", "additionalProperties": False,
-                                     "properties": {"login": {"type": "string"},
-                                                    "password": {"type": "string", "writeOnly": True}}}}})}),
+        "/typeless": _op(
+            "getTypeless", {"200": _json({"properties": {"id": {"type": "string"}}, "required": ["id"]})}
+        ),
+        "/mixed": _op(
+            "getMixed",
+            {
+                "200": {
+                    "description": "ok",
+                    "content": {
+                        "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+                        "application/json": {"schema": OBJ},
+                    },
+                }
+            },
+        ),
+        "/certificate": _op(
+            "getCertificate",
+            {
+                "200": {
+                    "description": "PDF or XML, as the request's format says",
+                    "content": {
+                        "application/pdf": {"example": "the certificate in PDF"},
+                        "application/xml": {
+                            "schema": {"type": "object", "properties": {"dlno": {"type": "string"}}}
+                        },
+                    },
+                }
+            },
+        ),
+        "/pdf": _op(
+            "getPdf",
+            {
+                "200": {
+                    "description": "ok",
+                    "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
+                }
+            },
+        ),
+        "/closed": _op(
+            "getClosed",
+            {
+                "200": _json(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["id"],
+                        "properties": {
+                            "id": {"type": "string"},
+                            "notes": {"type": "string"},
+                            "blob": {"type": "string"},
+                            "tags": {"type": "array", "items": {"type": "string"}},
+                        },
+                    }
+                )
+            },
+        ),
+        "/secretive": _op(
+            "getSecretive",
+            {
+                "200": _json(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["id"],
+                        "properties": {
+                            "id": {"type": "string"},
+                            "owner": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "properties": {
+                                    "login": {"type": "string"},
+                                    "password": {"type": "string", "writeOnly": True},
+                                },
+                            },
+                        },
+                    }
+                )
+            },
+        ),
     },
 }
 
@@ -113,8 +180,9 @@ def _tool(built: Built, op_id: str) -> str:
     return str(rows[0]["tool"])
 
 
-def _call(built: Built, srv: RecordingServer, op_id: str, path: str, body: Any, ctype: str,
-          status: int = 200) -> tuple[dict[str, Any], dict[str, Any]]:
+def _call(
+    built: Built, srv: RecordingServer, op_id: str, path: str, body: Any, ctype: str, status: int = 200
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(MCP structuredContent, outputSchema) of one call answered with `body` (bytes as is)."""
     srv.reply("GET", f"^{path}$", status, body, content_type=ctype)
     registry = Registry.from_dir(built.out, base_url=srv.base_url)
@@ -134,34 +202,45 @@ def _valid(schema: dict[str, Any], value: Any) -> bool:
     return bool(jsonschema_rs.Draft202012Validator(schema, validate_formats=True).is_valid(value))
 
 
-@pytest.mark.parametrize(("op_id", "path", "ctype"), [
-    ("getStar", "/star", "*/*"),
-    ("getStar", "/star", "application/json"),
-    ("getStar", "/star", "text/plain;charset=UTF-8"),
-    ("getStar", "/star", ""),
-    ("getHal", "/hal", "application/hal+json"),
-    ("getTextJson", "/textjson", "text/json; charset=utf-8"),
-    ("getCharset", "/charset", "application/json; charset=utf-8"),
-])
+@pytest.mark.parametrize(
+    ("op_id", "path", "ctype"),
+    [
+        ("getStar", "/star", "*/*"),
+        ("getStar", "/star", "application/json"),
+        ("getStar", "/star", "text/plain;charset=UTF-8"),
+        ("getStar", "/star", ""),
+        ("getHal", "/hal", "application/hal+json"),
+        ("getTextJson", "/textjson", "text/json; charset=utf-8"),
+        ("getCharset", "/charset", "application/json; charset=utf-8"),
+    ],
+)
 def test_a_json_object_answer_is_read_as_json_whatever_json_media_type_the_spec_declares(
-        shapes: Built, server: RecordingServer, op_id: str, path: str, ctype: str) -> None:
-    content, schema = _call(shapes, server, op_id, path, json.dumps({"id": "a1", "name": "A"}).encode(), ctype)
+    shapes: Built, server: RecordingServer, op_id: str, path: str, ctype: str
+) -> None:
+    content, schema = _call(
+        shapes, server, op_id, path, json.dumps({"id": "a1", "name": "A"}).encode(), ctype
+    )
     assert content == {"id": "a1", "name": "A"}
     assert schema["type"] == "object" and "id" in schema["properties"]
     assert _valid(schema, content)
 
 
-def test_a_json_array_answer_of_a_vendor_or_wildcard_type_is_a_list_result(shapes: Built,
-                                                                              server: RecordingServer) -> None:
+def test_a_json_array_answer_of_a_vendor_or_wildcard_type_is_a_list_result(
+    shapes: Built, server: RecordingServer
+) -> None:
     items = [{"id": "a1"}, {"id": "a2", "name": "B"}]
-    for op_id, path, ctype in (("getVendor", "/vendor", "application/vnd.shapes.v1+json; charset=utf-8"),
-                               ("getStarList", "/star-list", "*/*")):
+    for op_id, path, ctype in (
+        ("getVendor", "/vendor", "application/vnd.shapes.v1+json; charset=utf-8"),
+        ("getStarList", "/star-list", "*/*"),
+    ):
         content, schema = _call(shapes, server, op_id, path, json.dumps(items).encode(), ctype)
         assert content == {"result": items}
         assert schema["properties"]["result"]["type"] == "array"
 
 
-def test_a_wildcard_without_a_structured_schema_returns_json_or_text(shapes: Built, server: RecordingServer) -> None:
+def test_a_wildcard_without_a_structured_schema_returns_json_or_text(
+    shapes: Built, server: RecordingServer
+) -> None:
     content, _ = _call(shapes, server, "getStarText", "/star-text", b'{"id": "x"}', "*/*")
     assert content == {"result": {"id": "x"}}
     content, _ = _call(shapes, server, "getStarText", "/star-text", b"plain words", "text/plain")
@@ -169,8 +248,9 @@ def test_a_wildcard_without_a_structured_schema_returns_json_or_text(shapes: Bui
 
 
 @pytest.mark.parametrize(("op_id", "path"), [("getMaybe", "/maybe"), ("getMaybeList", "/maybe-list")])
-def test_an_empty_answer_where_the_spec_allows_one_is_a_null_result(shapes: Built, server: RecordingServer,
-                                                                    op_id: str, path: str) -> None:
+def test_an_empty_answer_where_the_spec_allows_one_is_a_null_result(
+    shapes: Built, server: RecordingServer, op_id: str, path: str
+) -> None:
     content, schema = _call(shapes, server, op_id, path, None, "application/json", status=204)
     assert content == {"result": None}
     full = [{"id": "a"}] if op_id == "getMaybeList" else {"id": "a"}
@@ -187,9 +267,11 @@ def test_an_operation_without_a_body_returns_its_status(shapes: Built, server: R
 
 
 def test_a_schema_with_properties_but_no_type_is_an_object_root_in_build_and_runtime(
-        shapes: Built, server: RecordingServer) -> None:
-    content, schema = _call(shapes, server, "getTypeless", "/typeless", json.dumps({"id": "t"}).encode(),
-                            "application/json")
+    shapes: Built, server: RecordingServer
+) -> None:
+    content, schema = _call(
+        shapes, server, "getTypeless", "/typeless", json.dumps({"id": "t"}).encode(), "application/json"
+    )
     assert content == {"id": "t"}
     assert schema["type"] == "object" and "result" not in schema["properties"]
     row = shapes.row(_tool(shapes, "getTypeless"))
@@ -197,18 +279,31 @@ def test_a_schema_with_properties_but_no_type_is_an_object_root_in_build_and_run
 
 
 def test_json_next_to_binary_asks_for_json(shapes: Built, server: RecordingServer) -> None:
-    content, _ = _call(shapes, server, "getMixed", "/mixed", json.dumps({"id": "m"}).encode(), "application/json")
+    content, _ = _call(
+        shapes, server, "getMixed", "/mixed", json.dumps({"id": "m"}).encode(), "application/json"
+    )
     assert content == {"id": "m"}
     assert server.last.header("Accept") == "application/json"
 
 
-@pytest.mark.parametrize(("body", "ctype", "expected"), [
-    (b"%PDF-1.7 \x00\x01", "application/pdf", {"result": {"content_type": "application/pdf", "bytes": 11}}),
-    (b"<DrivingLicense><dlno>TN01</dlno></DrivingLicense>", "application/xml; charset=utf-8",
-     {"result": "<DrivingLicense><dlno>TN01</dlno></DrivingLicense>"}),
-])
+@pytest.mark.parametrize(
+    ("body", "ctype", "expected"),
+    [
+        (
+            b"%PDF-1.7 \x00\x01",
+            "application/pdf",
+            {"result": {"content_type": "application/pdf", "bytes": 11}},
+        ),
+        (
+            b"<DrivingLicense><dlno>TN01</dlno></DrivingLicense>",
+            "application/xml; charset=utf-8",
+            {"result": "<DrivingLicense><dlno>TN01</dlno></DrivingLicense>"},
+        ),
+    ],
+)
 def test_text_or_binary_whichever_the_api_picks_fits_the_output_schema(
-        shapes: Built, server: RecordingServer, body: bytes, ctype: str, expected: dict[str, Any]) -> None:
+    shapes: Built, server: RecordingServer, body: bytes, ctype: str, expected: dict[str, Any]
+) -> None:
     """apisetu.gov.in's certificates: ``application/pdf`` (no schema) or ``application/xml``, picked by
     a field of the request, not by ``Accept``. Either answer is what the output schema describes."""
     content, schema = _call(shapes, server, "getCertificate", "/certificate", body, ctype)
@@ -224,10 +319,13 @@ def test_a_binary_answer_is_summarised_as_its_schema_says(shapes: Built, server:
     assert _valid(schema, content)
 
 
-def test_an_oversized_closed_object_is_cut_not_emptied_and_still_conforms(shapes: Built,
-                                                                          server: RecordingServer) -> None:
+def test_an_oversized_closed_object_is_cut_not_emptied_and_still_conforms(
+    shapes: Built, server: RecordingServer
+) -> None:
     answer = {"id": "c1", "notes": "short note", "blob": "x" * 5000, "tags": ["t"] * 30}
-    content, schema = _call(shapes, server, "getClosed", "/closed", json.dumps(answer).encode(), "application/json")
+    content, schema = _call(
+        shapes, server, "getClosed", "/closed", json.dumps(answer).encode(), "application/json"
+    )
     assert schema.get("additionalProperties") is False and "_truncated" in schema["properties"]
     assert content["id"] == "c1" and content["notes"] == "short note"
     assert content["_truncated"]["original_bytes"] == compact_size(answer)
@@ -244,11 +342,13 @@ def test_a_single_object_over_the_budget_keeps_what_fits_and_names_what_it_dropp
     assert "b" in out["_truncated"]["omitted_members"]
 
 
-def test_a_write_only_member_of_a_closed_object_does_not_fail_the_answer(shapes: Built,
-                                                                         server: RecordingServer) -> None:
+def test_a_write_only_member_of_a_closed_object_does_not_fail_the_answer(
+    shapes: Built, server: RecordingServer
+) -> None:
     answer = {"id": "s", "owner": {"login": "ann", "password": "hunter2"}}
-    content, schema = _call(shapes, server, "getSecretive", "/secretive", json.dumps(answer).encode(),
-                            "application/json")
+    content, schema = _call(
+        shapes, server, "getSecretive", "/secretive", json.dumps(answer).encode(), "application/json"
+    )
     assert "password" not in schema["properties"]["owner"]["properties"]  # not an output member
     assert content["id"] == "s" and _valid(schema, content)
 
@@ -271,29 +371,52 @@ def test_an_error_result_carries_no_structured_content(shapes: Built, server: Re
 
 
 def test_media_kinds() -> None:
-    assert [media_kind(m) for m in ("application/json", "application/vnd.a.v1+json; charset=utf-8",
-                                    "application/hal+json", "text/json", "*/*", "application/*", None,
-                                    "text/plain", "application/xml", "application/pdf")] == \
-        ["json", "json", "json", "json", "any", "any", "any", "text", "text", "binary"]
+    assert [
+        media_kind(m)
+        for m in (
+            "application/json",
+            "application/vnd.a.v1+json; charset=utf-8",
+            "application/hal+json",
+            "text/json",
+            "*/*",
+            "application/*",
+            None,
+            "text/plain",
+            "application/xml",
+            "application/pdf",
+        )
+    ] == ["json", "json", "json", "json", "any", "any", "any", "text", "text", "binary"]
 
 
 def test_the_build_warns_where_it_guesses_the_media_type(shapes: Built) -> None:
     lines = [line for line in shapes.result.output.splitlines() if "response-media-" in line]
-    assert any("warning[response-media-assumed-json]" in line and "/paths/~1star/get/responses/200/content/*~1*"
-               in line and "shapes.json:" in line for line in lines), lines
+    assert any(
+        "warning[response-media-assumed-json]" in line
+        and "/paths/~1star/get/responses/200/content/*~1*" in line
+        and "shapes.json:" in line
+        for line in lines
+    ), lines
     assert any("warning[response-media-unknown]" in line and "~1star-text" in line for line in lines), lines
 
 
 # --------------------------------------------------------------------------------------------------
 # the property: any value the spec's response schema admits conforms to the tool's outputSchema
 
-_LEAVES = st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {"type": "number"},
-                           {"type": "string", "format": "date-time"}])
+_LEAVES = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": "boolean"},
+        {"type": "number"},
+        {"type": "string", "format": "date-time"},
+    ]
+)
 
 
 def _schema_of(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    def obj(props: dict[str, dict[str, Any]], required: list[str], closed: bool, typed: bool,
-            write_only: bool) -> dict[str, Any]:
+    def obj(
+        props: dict[str, dict[str, Any]], required: list[str], closed: bool, typed: bool, write_only: bool
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {"properties": dict(props)}
         if typed:
             out["type"] = "object"
@@ -307,8 +430,14 @@ def _schema_of(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy
 
     names = st.sampled_from(["id", "name", "items", "result", "status", "count"])
     return st.one_of(
-        st.builds(obj, st.dictionaries(names, children, min_size=1, max_size=3), st.lists(names, max_size=2),
-                  st.booleans(), st.booleans(), st.booleans()),
+        st.builds(
+            obj,
+            st.dictionaries(names, children, min_size=1, max_size=3),
+            st.lists(names, max_size=2),
+            st.booleans(),
+            st.booleans(),
+            st.booleans(),
+        ),
         st.builds(lambda s: {"type": "array", "items": s}, children),
         st.builds(lambda s: {**s, "nullable": True}, children),
     )
@@ -322,37 +451,56 @@ def _values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if "properties" in schema:
         props = schema["properties"]
         required = [k for k in schema.get("required", []) if k in props]
-        base = st.fixed_dictionaries({k: _values(props[k]) for k in required},
-                                     optional={k: _values(v) for k, v in props.items() if k not in required})
+        base = st.fixed_dictionaries(
+            {k: _values(props[k]) for k in required},
+            optional={k: _values(v) for k, v in props.items() if k not in required},
+        )
     elif schema.get("type") == "array":
         base = st.lists(_values(schema["items"]), max_size=3)
     elif schema.get("format") == "date-time":
         base = st.just("2024-05-01T12:00:00Z")
     else:
-        base = {"string": st.text(max_size=8), "integer": st.integers(-(2**40), 2**40), "boolean": st.booleans(),
-                "number": st.integers(-1000, 1000)}[schema["type"]]
+        base = {
+            "string": st.text(max_size=8),
+            "integer": st.integers(-(2**40), 2**40),
+            "boolean": st.booleans(),
+            "number": st.integers(-1000, 1000),
+        }[schema["type"]]
     # OpenAPI 3.0.3: `nullable` adds null only to an explicitly given `type`
     return st.one_of(st.none(), base) if schema.get("nullable") and "type" in schema else base
 
 
-@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
-@given(data=st.data(), schema=SCHEMAS, media=st.sampled_from(["application/json", "*/*",
-                                                               "application/vnd.x.v2+json"]),
-       empty=st.booleans())
+@settings(
+    max_examples=examples(20),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    data=st.data(),
+    schema=SCHEMAS,
+    media=st.sampled_from(["application/json", "*/*", "application/vnd.x.v2+json"]),
+    empty=st.booleans(),
+)
 def test_any_value_the_response_schema_admits_conforms_to_the_output_schema(
-        tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, schema: dict[str, Any], media: str,
-        empty: bool) -> None:
+    tmp_path_factory: pytest.TempPathFactory,
+    data: st.DataObject,
+    schema: dict[str, Any],
+    media: str,
+    empty: bool,
+) -> None:
     responses: dict[str, Any] = {"200": _json(schema, media)}
     if empty:
         responses["204"] = {"description": "nothing"}
-    spec = {"openapi": "3.0.3", "info": {"title": "P", "version": "1"},
-            "servers": [{"url": "https://p.example.com"}], "paths": {"/thing": _op("getThing", responses)}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "P", "version": "1"},
+        "servers": [{"url": "https://p.example.com"}],
+        "paths": {"/thing": _op("getThing", responses)},
+    }
     tmp = tmp_path_factory.mktemp("prop")
     path = tmp / "p.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
-    built = build(tmp, path, 'include: [{match: "*"}]\n', name="p",
-                  emit="mcp,policy")
+    built = build(tmp, path, 'include: [{match: "*"}]\n', name="p", emit="mcp,policy")
     with RecordingServer() as srv:
         registry = Registry.from_dir(built.out, base_url=srv.base_url)
         try:

@@ -62,26 +62,42 @@ def _package(api: str = "tickets") -> tuple[dict[str, Any], list[dict[str, Any]]
     folder = GENERATED / api
     if not (folder / "policy.json").is_file():
         pytest.skip(f"generated/{api} is not built")
-    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+    return (
+        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+    )
 
 
-def _registry(base_url: str, receipts: ReceiptStore, *, api: str = "tickets", ttl: int | None = None,
-              rename: str | None = None, secrets: dict[str, str] | None = None) -> Registry:
+def _registry(
+    base_url: str,
+    receipts: ReceiptStore,
+    *,
+    api: str = "tickets",
+    ttl: int | None = None,
+    rename: str | None = None,
+    secrets: dict[str, str] | None = None,
+) -> Registry:
     policy, catalog = _package(api)
     if rename is not None:
         policy["api"] = rename
     for row in policy["tools"]:
         if ttl is not None and row.get("record"):
             row["record"]["preview_ttl_s"] = ttl
-    return Registry(policy, list(catalog), base_url=base_url, credentials=StaticCredentials(secrets or {}),
-                    receipts=receipts, cursor_key=b"k" * 32)
+    return Registry(
+        policy,
+        list(catalog),
+        base_url=base_url,
+        credentials=StaticCredentials(secrets or {}),
+        receipts=receipts,
+        cursor_key=b"k" * 32,
+    )
 
 
 @pytest.fixture
 def tickets(server: TicketsServer, receipts_path: Path) -> Iterator[Registry]:
-    reg = _registry(server.base_url, SqliteReceiptStore(receipts_path),
-                    secrets={"TICKETS_TOKEN": server.token})
+    reg = _registry(
+        server.base_url, SqliteReceiptStore(receipts_path), secrets={"TICKETS_TOKEN": server.token}
+    )
     yield reg
     reg.close()
 
@@ -129,30 +145,49 @@ def test_forged_and_unknown_preview_ids_send_nothing(tickets: Registry, server: 
     real = stored_preview(tickets, NOTE)
     forged = "sha256:" + hashlib.sha256(b"never previewed").hexdigest()
     for preview_id in (forged, real[:-1] + ("0" if real[-1] != "0" else "1"), "x", "sha256:" + "a" * 64):
-        res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "forged"}, actor=WRITER,
-                           approval=preview_id)
+        res = tickets.call(
+            FOLLOWUP, {"preview_id": preview_id, "action_id": "forged"}, actor=WRITER, approval=preview_id
+        )
         assert error_code(res) == "preview_not_found", res.to_json()
         assert res.error is not None and res.error.category == "validation"
         assert res.error.details["pointer"] == "/preview_id" and res.error.details["preview_tool"] == PREVIEW
     # the full arguments again are refused by the strict schema, naming what is not allowed
     res = tickets.call(FOLLOWUP, dict(NOTE, action_id="forged"), actor=WRITER, approval=real)
     assert error_code(res) == "invalid_arguments", res.to_json()
-    res = tickets.call(FOLLOWUP, {"preview_id": real, "action_id": "forged", "note": "sneaked in"}, actor=WRITER,
-                       approval=real)
-    assert error_code(res) == "invalid_arguments" and res.error is not None and res.error.details["pointer"] == "/note"
+    res = tickets.call(
+        FOLLOWUP,
+        {"preview_id": real, "action_id": "forged", "note": "sneaked in"},
+        actor=WRITER,
+        approval=real,
+    )
+    assert (
+        error_code(res) == "invalid_arguments"
+        and res.error is not None
+        and res.error.details["pointer"] == "/note"
+    )
     _nothing_happened(server, tickets, "forged")
 
 
-def test_a_preview_of_one_tool_cannot_be_recorded_by_another(server: TicketsServer, receipts_path: Path) -> None:
+def test_a_preview_of_one_tool_cannot_be_recorded_by_another(
+    server: TicketsServer, receipts_path: Path
+) -> None:
     store = SqliteReceiptStore(receipts_path)
     tickets = _registry(server.base_url, store, secrets={"TICKETS_TOKEN": server.token})
-    other_api = _registry(server.base_url, store, rename="tickets_copy", secrets={"TICKETS_TOKEN": server.token})
+    other_api = _registry(
+        server.base_url, store, rename="tickets_copy", secrets={"TICKETS_TOKEN": server.token}
+    )
     followup = stored_preview(tickets, NOTE, ADMIN)
     # the delete record tool of the same API, and the same tool of another API on the same store
-    res = tickets.call("record_ticket_delete", {"preview_id": followup, "action_id": "cross-1"}, actor=ADMIN,
-                       approval=followup)
+    res = tickets.call(
+        "record_ticket_delete",
+        {"preview_id": followup, "action_id": "cross-1"},
+        actor=ADMIN,
+        approval=followup,
+    )
     assert error_code(res) == "preview_not_found", res.to_json()
-    res = other_api.call(FOLLOWUP, {"preview_id": followup, "action_id": "cross-2"}, actor=ADMIN, approval=followup)
+    res = other_api.call(
+        FOLLOWUP, {"preview_id": followup, "action_id": "cross-2"}, actor=ADMIN, approval=followup
+    )
     assert error_code(res) == "preview_not_found", res.to_json()
     # a delete preview cannot be executed by the follow-up record tool either
     delete = stored_preview(tickets, {"ticket_id": "T-102"}, ADMIN, "preview_ticket_delete")
@@ -161,7 +196,9 @@ def test_a_preview_of_one_tool_cannot_be_recorded_by_another(server: TicketsServ
     assert server.side_effects["deleteTicket"] == 0 and server.side_effects["addFollowup"] == 0
     assert not server.requests_for("POST", "/followups") and not server.requests_for("DELETE", "/tickets")
     # the right tool executes it
-    ok = tickets.call(FOLLOWUP, {"preview_id": followup, "action_id": "cross-4"}, actor=ADMIN, approval=followup)
+    ok = tickets.call(
+        FOLLOWUP, {"preview_id": followup, "action_id": "cross-4"}, actor=ADMIN, approval=followup
+    )
     assert ok.ok, ok.to_json()
     store.close()
 
@@ -169,17 +206,22 @@ def test_a_preview_of_one_tool_cannot_be_recorded_by_another(server: TicketsServ
 def test_a_preview_is_bound_to_the_actor_that_made_it(tickets: Registry, server: TicketsServer) -> None:
     preview_id = stored_preview(tickets, NOTE, WRITER)
     colleague = Actor.of("colleague", WRITER.scopes)
-    res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=colleague,
-                       approval=preview_id)
+    res = tickets.call(
+        FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=colleague, approval=preview_id
+    )
     assert error_code(res) == "preview_not_found", res.to_json()
     _nothing_happened(server, tickets, "mine")
     # an actor without the scope is refused before any store is read
     reader = Actor.of("writer", ["ticket:read"])  # the same id, not the scope
-    res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=reader, approval=preview_id)
+    res = tickets.call(
+        FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=reader, approval=preview_id
+    )
     assert error_code(res) == "permission_denied", res.to_json()
     # the colleague previews the same arguments: the same request, the same preview_id, now theirs
     assert stored_preview(tickets, NOTE, colleague) == preview_id
-    ok = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=colleague, approval=preview_id)
+    ok = tickets.call(
+        FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=colleague, approval=preview_id
+    )
     assert ok.ok, ok.to_json()
     assert server.side_effects["addFollowup"] == 1
 
@@ -188,8 +230,12 @@ def test_an_approval_of_p_does_not_execute_q(tickets: Registry, server: TicketsS
     p = stored_preview(tickets, NOTE)
     q = stored_preview(tickets, OTHER_NOTE)
     assert p != q
-    res = tickets.call(FOLLOWUP, {"preview_id": q, "action_id": "pq"}, actor=WRITER,
-                       approval=Approval(p, approved_by="human"))
+    res = tickets.call(
+        FOLLOWUP,
+        {"preview_id": q, "action_id": "pq"},
+        actor=WRITER,
+        approval=Approval(p, approved_by="human"),
+    )
     assert error_code(res) == "approval_mismatch", res.to_json()
     assert res.error is not None and res.error.details["request"]["body"]["note"] == OTHER_NOTE["note"]
     _nothing_happened(server, tickets, "pq")
@@ -201,10 +247,12 @@ def test_an_approval_of_p_does_not_execute_q(tickets: Registry, server: TicketsS
     assert [_sent_note(r) for r in server.requests_for("POST", "/followups")] == [OTHER_NOTE["note"]]
 
 
-@pytest.mark.parametrize("change", ["arguments", "invalid-json", "not-an-object", "undeclared", "intent",
-                                    "wrong-type"])
-def test_a_preview_rewritten_in_sqlite_is_refused(change: str, tickets: Registry, server: TicketsServer,
-                                                  receipts_path: Path) -> None:
+@pytest.mark.parametrize(
+    "change", ["arguments", "invalid-json", "not-an-object", "undeclared", "intent", "wrong-type"]
+)
+def test_a_preview_rewritten_in_sqlite_is_refused(
+    change: str, tickets: Registry, server: TicketsServer, receipts_path: Path
+) -> None:
     preview_id = stored_preview(tickets, NOTE)
     values = {
         "arguments": ("arguments", json.dumps(OTHER_NOTE)),
@@ -216,16 +264,29 @@ def test_a_preview_rewritten_in_sqlite_is_refused(change: str, tickets: Registry
     }
     column, value = values[change]
     with sqlite3.connect(str(receipts_path)) as conn:  # another process changes the file
-        assert conn.execute(f"UPDATE previews SET {column} = ? WHERE preview_id = ?", (value, preview_id)).rowcount == 1
-    res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "tampered"}, actor=WRITER,
-                       approval=Approval(preview_id))
+        assert (
+            conn.execute(
+                f"UPDATE previews SET {column} = ? WHERE preview_id = ?", (value, preview_id)
+            ).rowcount
+            == 1
+        )
+    res = tickets.call(
+        FOLLOWUP,
+        {"preview_id": preview_id, "action_id": "tampered"},
+        actor=WRITER,
+        approval=Approval(preview_id),
+    )
     assert error_code(res) == "preview_mismatch", res.to_json()
     assert res.error is not None and res.error.details["pointer"] == "/preview_id"
     _nothing_happened(server, tickets, "tampered")
     # previewing again stores the previewed arguments again: the same id executes what was approved
     assert stored_preview(tickets, NOTE) == preview_id
-    ok = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "tampered"}, actor=WRITER,
-                      approval=Approval(preview_id))
+    ok = tickets.call(
+        FOLLOWUP,
+        {"preview_id": preview_id, "action_id": "tampered"},
+        actor=WRITER,
+        approval=Approval(preview_id),
+    )
     assert ok.ok, ok.to_json()
     assert [_sent_note(r) for r in server.requests_for("POST", "/followups")] == [NOTE["note"]]
 
@@ -238,21 +299,26 @@ def any_store(any_receipt_store: ReceiptStore) -> ReceiptStore:
     return any_receipt_store
 
 
-def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, server: TicketsServer,
-                                                    clock: ManualClock) -> None:
+def test_an_expired_preview_must_be_previewed_again(
+    any_store: ReceiptStore, server: TicketsServer, clock: ManualClock
+) -> None:
     reg = _registry(server.base_url, any_store, ttl=1, secrets={"TICKETS_TOKEN": server.token})
     assert reg.clock is clock  # the store's
     shown = reg.call(PREVIEW, NOTE, actor=WRITER)
     assert shown.ok and shown.result is not None and shown.result["expires_in_s"] == 1
     preview_id = shown.result["preview_id"]
     clock.advance(1.2)
-    res = reg.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id)
+    res = reg.call(
+        FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id
+    )
     assert error_code(res) == "preview_expired", res.to_json()
     assert res.error is not None and res.error.details["pointer"] == "/preview_id"
     assert PREVIEW in res.error.next_step
     _nothing_happened(server, reg, "late")
     assert stored_preview(reg, NOTE) == preview_id  # the same request: the same id, executable again
-    ok = reg.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id)
+    ok = reg.call(
+        FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id
+    )
     assert ok.ok, ok.to_json()
 
 
@@ -260,19 +326,42 @@ def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, ser
 
 
 WIRE_CASES = [
-    ("tickets", "preview_ticket_followup", {"ticket_id": "T-7", "note": "Zoë called: \"urgent\" & more",
-                                            "visibility": "internal"}, "action_id"),
-    ("stripe", "preview_update_customer", {"customer": "cus_1", "name": "Ada & Co",
-                                           "metadata": {"zeta": "1", "alpha": "two words"}}, "idempotency_key"),
-    ("github", "preview_create_issue", {"owner": "octo-org", "repo": "hello.world", "title": "Crash ✓",
-                                        "body": "Steps", "labels": ["bug", "p1"]}, "action_id"),
+    (
+        "tickets",
+        "preview_ticket_followup",
+        {"ticket_id": "T-7", "note": 'Zoë called: "urgent" & more', "visibility": "internal"},
+        "action_id",
+    ),
+    (
+        "stripe",
+        "preview_update_customer",
+        {"customer": "cus_1", "name": "Ada & Co", "metadata": {"zeta": "1", "alpha": "two words"}},
+        "idempotency_key",
+    ),
+    (
+        "github",
+        "preview_create_issue",
+        {
+            "owner": "octo-org",
+            "repo": "hello.world",
+            "title": "Crash ✓",
+            "body": "Steps",
+            "labels": ["bug", "p1"],
+        },
+        "action_id",
+    ),
 ]
-SECRETS = {"TICKETS_TOKEN": "tkt-live-secret", "STRIPE_SECRET_KEY": "sk_live_secret", "GITHUB_TOKEN": "ghp_secret"}
+SECRETS = {
+    "TICKETS_TOKEN": "tkt-live-secret",
+    "STRIPE_SECRET_KEY": "sk_live_secret",
+    "GITHUB_TOKEN": "ghp_secret",
+}
 
 
 @pytest.mark.parametrize("api,preview_tool,args,key", WIRE_CASES, ids=[c[0] for c in WIRE_CASES])
-def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_tool: str, args: dict[str, Any],
-                                                             key: str, recorder: RecordingServer) -> None:
+def test_the_wire_request_is_the_previewed_canonical_request(
+    api: str, preview_tool: str, args: dict[str, Any], key: str, recorder: RecordingServer
+) -> None:
     policy, _ = _package(api)
     prefix = str(policy.get("base_url") or "").split("://", 1)[-1]
     base = recorder.base_url + ("/" + prefix.split("/", 1)[1] if "/" in prefix else "").rstrip("/")
@@ -298,8 +387,11 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
     # the canonical request, recomputed from the bytes the server received
     previewed = {k.lower() for k in shown.result["request"]["headers"]}
     secret_names = {str(a.get("name") or "Authorization").lower() for a in row["auth"]}
-    headers = sorted([k.lower(), v] for k, v in sent.headers.items()
-                     if k.lower() in previewed and k.lower() not in secret_names | {"content-type"} | key_header)
+    headers = sorted(
+        [k.lower(), v]
+        for k, v in sent.headers.items()
+        if k.lower() in previewed and k.lower() not in secret_names | {"content-type"} | key_header
+    )
     ctype = sent.header("Content-Type")
     canonical = {
         "method": sent.method,
@@ -314,8 +406,9 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
 # -- idempotency ------------------------------------------------------------------------------------------
 
 
-def test_a_retry_with_the_same_key_replays_and_another_preview_conflicts(tickets: Registry,
-                                                                         server: TicketsServer) -> None:
+def test_a_retry_with_the_same_key_replays_and_another_preview_conflicts(
+    tickets: Registry, server: TicketsServer
+) -> None:
     p = stored_preview(tickets, NOTE)
     first = tickets.call(FOLLOWUP, {"preview_id": p, "action_id": "same"}, actor=WRITER, approval=p)
     again = tickets.call(FOLLOWUP, {"preview_id": p, "action_id": "same"}, actor=WRITER, approval=p)
@@ -345,8 +438,23 @@ def own_redis(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     if binary is None:
         pytest.skip("redis-server is not on PATH")
     port = _port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"redis://127.0.0.1:{port}/0"
     client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
     deadline = time.monotonic() + 10
@@ -364,8 +472,9 @@ def own_redis(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         proc.wait(10)
 
 
-def test_redis_stopped_at_preview_or_at_record_sends_nothing(own_redis: tuple[str, subprocess.Popen[bytes]],
-                                                              server: TicketsServer) -> None:
+def test_redis_stopped_at_preview_or_at_record_sends_nothing(
+    own_redis: tuple[str, subprocess.Popen[bytes]], server: TicketsServer
+) -> None:
     url, proc = own_redis
     store = receipts_from_url(url + "?socket_timeout=0.5&socket_connect_timeout=0.5")
     reg = _registry(server.base_url, store, secrets={"TICKETS_TOKEN": server.token})
@@ -388,7 +497,8 @@ def test_redis_stopped_at_preview_or_at_record_sends_nothing(own_redis: tuple[st
 
 
 def test_full_argument_records_take_every_argument_and_a_row_without_record_is_refused(
-        server: TicketsServer) -> None:
+    server: TicketsServer,
+) -> None:
     """A record row with ``record.arguments: full`` takes every argument again (its approval still
     bound to the preview's fingerprint); a record row without ``record`` is refused at load, never
     read as either."""
@@ -408,8 +518,13 @@ def test_full_argument_records_take_every_argument_and_a_row_without_record_is_r
             schema["properties"][key] = {"type": "string", "minLength": 1}
             schema["required"] = [*schema.get("required", []), key]
             by_name[row["tool"]]["inputSchema"] = schema
-    reg = Registry(old_policy, list(by_name.values()), base_url=server.base_url,
-                   credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), receipts=MemoryReceiptStore())
+    reg = Registry(
+        old_policy,
+        list(by_name.values()),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+    )
     shown = reg.call(PREVIEW, NOTE, actor=WRITER)
     assert shown.ok and shown.result is not None and "expires_in_s" not in shown.result  # nothing stored
     res = reg.call(FOLLOWUP, dict(NOTE, action_id="old-1"), actor=WRITER, approval=shown.result["preview_id"])
@@ -420,13 +535,17 @@ def test_full_argument_records_take_every_argument_and_a_row_without_record_is_r
 def test_the_sqlite_previews_table_shares_the_receipts_file(tickets: Registry, receipts_path: Path) -> None:
     preview_id = stored_preview(tickets, NOTE)
     with sqlite3.connect(str(receipts_path)) as conn:
-        rows = conn.execute("SELECT scope, actor, intent, expires_at - created_at FROM previews WHERE preview_id = ?",
-                            (preview_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT scope, actor, intent, expires_at - created_at FROM previews WHERE preview_id = ?",
+            (preview_id,),
+        ).fetchall()
     assert rows == [("tickets/record_ticket_followup", "writer", "ticket_followup", 900.0)]
     assert tickets_dir().is_dir()
 
 
-def test_redis_expires_a_stored_preview_after_its_lifetime_once_more(redis_url: str, server: TicketsServer) -> None:
+def test_redis_expires_a_stored_preview_after_its_lifetime_once_more(
+    redis_url: str, server: TicketsServer
+) -> None:
     from toolgen.runtime import RedisReceiptStore
 
     store = receipts_from_url(f"{redis_url}?prefix=e-{uuid.uuid4().hex[:10]}:")

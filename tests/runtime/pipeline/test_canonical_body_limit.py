@@ -15,15 +15,20 @@ from toolgen.testing.tickets_server import TicketsServer
 
 TICKETS = REPO / "specs" / "tickets.yaml"
 WRITER = Actor.of("writer", ["ticket:write"])
-FOLLOWUP = ("tools:\n  followup:\n    operation: addFollowup\n    effect: write\n    permission: ticket:write\n"
-            "    approval: never\n    record: {arguments: full}\n"
-            "    idempotency: {key: action_id, send_as: \"header:Idempotency-Key\", honoured_by_api: true}\n")
+FOLLOWUP = (
+    "tools:\n  followup:\n    operation: addFollowup\n    effect: write\n    permission: ticket:write\n"
+    "    approval: never\n    record: {arguments: full}\n"
+    '    idempotency: {key: action_id, send_as: "header:Idempotency-Key", honoured_by_api: true}\n'
+)
 
 
 def _registry(built: Built, server: TicketsServer) -> Registry:
-    return Registry.from_dir(built.out, base_url=server.base_url,
-                             credentials=StaticCredentials({"API_TOKEN": server.token}),
-                             receipts=MemoryReceiptStore())
+    return Registry.from_dir(
+        built.out,
+        base_url=server.base_url,
+        credentials=StaticCredentials({"API_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+    )
 
 
 def _note(chars: int) -> dict[str, str]:
@@ -39,14 +44,20 @@ def test_the_limit_reaches_every_row_of_the_intent_and_reads_back(limited: Built
     for tool in ("preview_followup", "record_followup"):
         assert limited.row(tool)["request"]["max_body_bytes"] == 120
     table = read_policy(limited.out / "policy.json")
-    assert {r.tool: r.max_body_bytes for r in table.tools} == {"preview_followup": 120, "record_followup": 120}
+    assert {r.tool: r.max_body_bytes for r in table.tools} == {
+        "preview_followup": 120,
+        "record_followup": 120,
+    }
     assert from_json(table.to_json()) == table
 
 
 def test_defaults_apply_and_an_intent_overrides_them(tmp_path: Path) -> None:
     reads = "  get:\n    operation: getTicket\n    effect: read\n    permission: ticket:read\n"
-    built = build(tmp_path, TICKETS, "defaults: {max_body_bytes: 4000}\n" + FOLLOWUP + "    max_body_bytes: 300\n"
-                  + reads)
+    built = build(
+        tmp_path,
+        TICKETS,
+        "defaults: {max_body_bytes: 4000}\n" + FOLLOWUP + "    max_body_bytes: 300\n" + reads,
+    )
     assert built.row("record_followup")["request"]["max_body_bytes"] == 300
     assert built.row("get")["request"]["max_body_bytes"] == 4000
 
@@ -58,8 +69,9 @@ def test_without_a_limit_the_member_is_absent(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("tool", ["preview_followup", "record_followup"])
-def test_a_body_over_the_limit_is_refused_before_anything_is_sent(limited: Built, server: TicketsServer,
-                                                                  tool: str) -> None:
+def test_a_body_over_the_limit_is_refused_before_anything_is_sent(
+    limited: Built, server: TicketsServer, tool: str
+) -> None:
     reg = _registry(limited, server)
     args = _note(200) if tool.startswith("preview") else dict(_note(200), action_id="a-1")
     res = reg.call(tool, args, actor=WRITER)

@@ -20,24 +20,42 @@ from toolgen.runtime.pipeline.retry import RetryPolicy, condition, may_have_appl
 
 
 def _row(**extra: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {"tool": "list_items", "mode": "read", "effect": "read", "intent": "list_items", "pair": None,
-           "operation": {"id": "listItems", "method": "GET", "path": "/items"}, "permission": ["items:read"],
-           "approval": "never", "idempotency": None,
-           "retry": {"max_attempts": 3, "backoff_ms": 1, "deadline_ms": 60000, "on": ["timeout", "503"]},
-           "timeout_ms": 1000, "pagination": None,
-           "output": {"max_bytes": 16000, "redact": [], "schema_mode": "warn"},
-           "auth": [], "request": {"encoding": "none", "content_type": None, "bindings": [], "fixed": []},
-           "success_status": [200]}
+    row: dict[str, Any] = {
+        "tool": "list_items",
+        "mode": "read",
+        "effect": "read",
+        "intent": "list_items",
+        "pair": None,
+        "operation": {"id": "listItems", "method": "GET", "path": "/items"},
+        "permission": ["items:read"],
+        "approval": "never",
+        "idempotency": None,
+        "retry": {"max_attempts": 3, "backoff_ms": 1, "deadline_ms": 60000, "on": ["timeout", "503"]},
+        "timeout_ms": 1000,
+        "pagination": None,
+        "output": {"max_bytes": 16000, "redact": [], "schema_mode": "warn"},
+        "auth": [],
+        "request": {"encoding": "none", "content_type": None, "bindings": [], "fixed": []},
+        "success_status": [200],
+    }
     row.update(extra)
     return row
 
 
 def _registry(audit: MemoryAuditSink | None = None, **row: Any) -> Registry:
-    tool = {"name": "list_items", "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
-            "outputSchema": {"type": "object"}}
-    return Registry(complete_policy({"api": "units", "base_url": "http://127.0.0.1:9", "tools": [_row(**row)]}), [tool],
-                    credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), audit=audit,
-                    cursor_key=b"p" * 32)
+    tool = {
+        "name": "list_items",
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+        "outputSchema": {"type": "object"},
+    }
+    return Registry(
+        complete_policy({"api": "units", "base_url": "http://127.0.0.1:9", "tools": [_row(**row)]}),
+        [tool],
+        credentials=StaticCredentials({}),
+        receipts=MemoryReceiptStore(),
+        audit=audit,
+        cursor_key=b"p" * 32,
+    )
 
 
 READER = Actor.of("r", "items:read")
@@ -64,8 +82,17 @@ def test_the_call_path_yields_its_io_and_returns_the_result() -> None:
     result = stop.value.value
     assert result.ok and result.result == {"id": 7} and result.attempts == 2 and result.status == 200
     steps = [(e.step, e.decision) for e in audit.events]
-    assert steps == [("find", "allow"), ("validate", "allow"), ("permission", "allow"), ("timeout", "allow"),
-                     ("http", "send"), ("http", "retry"), ("http", "send"), ("output", "allow"), ("result", "ok")]
+    assert steps == [
+        ("find", "allow"),
+        ("validate", "allow"),
+        ("permission", "allow"),
+        ("timeout", "allow"),
+        ("http", "send"),
+        ("http", "retry"),
+        ("http", "send"),
+        ("output", "allow"),
+        ("result", "ok"),
+    ]
 
 
 def test_a_refusal_yields_nothing() -> None:
@@ -87,10 +114,15 @@ def test_a_closed_call_path_stops_cleanly() -> None:
         next(gen)
 
 
-@given(timeout=st.integers(1, 10**6), attempts=st.integers(1, 10), retry_deadline=st.none() | st.integers(0, 10**7),
-       lowered=st.booleans())
+@given(
+    timeout=st.integers(1, 10**6),
+    attempts=st.integers(1, 10),
+    retry_deadline=st.none() | st.integers(0, 10**7),
+    lowered=st.booleans(),
+)
 def test_the_deadline_is_at_least_one_attempt_and_capped_by_a_lowered_timeout(
-        timeout: int, attempts: int, retry_deadline: int | None, lowered: bool) -> None:
+    timeout: int, attempts: int, retry_deadline: int | None, lowered: bool
+) -> None:
     deadline = call_deadline_ms(timeout, attempts, retry_deadline, lowered=lowered)
     assert deadline >= timeout
     if lowered:
@@ -108,16 +140,28 @@ def test_a_registry_timeout_override_uses_the_one_formula() -> None:
     assert isinstance(send, Send) and send.timeout_s == pytest.approx(0.25)
     gen.close()
     timeout = next(e for e in audit.events if e.step == "timeout")
-    assert timeout.detail == {"timeout_ms": 250, "deadline_ms": call_deadline_ms(250, 3, 60000, lowered=True),
-                               "max_attempts": 3}
+    assert timeout.detail == {
+        "timeout_ms": 250,
+        "deadline_ms": call_deadline_ms(250, 3, 60000, lowered=True),
+        "max_attempts": 3,
+    }
     assert timeout.detail["deadline_ms"] == 750
 
 
-@pytest.mark.parametrize("outcome,expected", [
-    (Outcome(kind="timeout"), "timeout"), (Outcome(kind="broken"), "timeout"), (Outcome(kind="connect"), "connect"),
-    (Outcome(kind="too_large", status=200), None), (Outcome(status=503), "503"), (Outcome(status=429), "429"),
-    (Outcome(status=404), None), (Outcome(status=200), None), (Outcome(status=501), None),
-])
+@pytest.mark.parametrize(
+    "outcome,expected",
+    [
+        (Outcome(kind="timeout"), "timeout"),
+        (Outcome(kind="broken"), "timeout"),
+        (Outcome(kind="connect"), "connect"),
+        (Outcome(kind="too_large", status=200), None),
+        (Outcome(status=503), "503"),
+        (Outcome(status=429), "429"),
+        (Outcome(status=404), None),
+        (Outcome(status=200), None),
+        (Outcome(status=501), None),
+    ],
+)
 def test_retry_conditions(outcome: Outcome, expected: str | None) -> None:
     assert condition(outcome) == expected
 
@@ -130,13 +174,18 @@ def test_a_write_is_resent_only_where_it_cannot_write_twice() -> None:
     assert resend_safe(connect, "connect", mutating=True, uncertain=False, honoured=False)
     assert resend_safe(busy, "429", mutating=True, uncertain=False, honoured=False)
     assert not resend_safe(busy, "429", mutating=True, uncertain=True, honoured=False)
-    assert may_have_applied(timeout) and may_have_applied(Outcome(status=502)) and may_have_applied(Outcome(status=302))
+    assert (
+        may_have_applied(timeout)
+        and may_have_applied(Outcome(status=502))
+        and may_have_applied(Outcome(status=302))
+    )
     assert not may_have_applied(connect) and not may_have_applied(busy)
 
 
 def test_the_retry_policy_needs_attempts_left_and_a_listed_condition() -> None:
     policy = RetryPolicy.of(
-        typed_row({"retry": {"on": ["503"], "backoff_ms": 10, "max_attempts": 2, "deadline_ms": 1000}}), 2)
+        typed_row({"retry": {"on": ["503"], "backoff_ms": 10, "max_attempts": 2, "deadline_ms": 1000}}), 2
+    )
     assert policy.retries(Outcome(status=503), "503", 1, True)
     assert not policy.retries(Outcome(status=503), "503", 2, True)  # no attempt left
     assert not policy.retries(Outcome(status=503), "503", 1, False)  # not safe
@@ -144,8 +193,10 @@ def test_the_retry_policy_needs_attempts_left_and_a_listed_condition() -> None:
     assert policy.retries(Outcome(kind="connect"), "connect", 1, True)  # nothing was sent: always
 
 
-@given(required=st.lists(st.sampled_from(["a", "b", "c:d", "e"]), max_size=4),
-       held=st.lists(st.sampled_from(["a", "b", "c:d", "e", "c"]), max_size=5))
+@given(
+    required=st.lists(st.sampled_from(["a", "b", "c:d", "e"]), max_size=4),
+    held=st.lists(st.sampled_from(["a", "b", "c:d", "e", "c"]), max_size=5),
+)
 def test_one_permission_rule(required: list[str], held: list[str]) -> None:
     row = typed_row({"tool": "t", "permission": required})
     missing = missing_scopes(row, held)

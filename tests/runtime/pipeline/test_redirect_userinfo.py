@@ -25,12 +25,21 @@ from toolgen.runtime.call.credentials import StaticCredentials
 from toolgen.runtime.serving.registry import Actor, Registry
 
 SPEC: dict[str, Any] = {
-    "openapi": "3.0.3", "info": {"title": "Moves", "version": "1"},
+    "openapi": "3.0.3",
+    "info": {"title": "Moves", "version": "1"},
     "servers": [{"url": "https://moves.example.com"}],
     "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     "security": [{"bearer": []}],
-    "paths": {"/moved": {"get": {"operationId": "getMoved", "responses": {"302": {"description": "moved", "headers": {
-        "Location": {"schema": {"type": "string"}}}}}}}},
+    "paths": {
+        "/moved": {
+            "get": {
+                "operationId": "getMoved",
+                "responses": {
+                    "302": {"description": "moved", "headers": {"Location": {"schema": {"type": "string"}}}}
+                },
+            }
+        }
+    },
 }
 MAP = "tools:\n  get_moved:\n    operation: getMoved\n    effect: read\n    permission: moves:read\n"
 TOKEN = "tok-moves-0123456789"
@@ -51,7 +60,9 @@ def server() -> Iterator[RecordingServer]:
 
 
 def _call(built: Built, server: RecordingServer) -> Any:
-    reg = Registry.from_dir(built.out, base_url=server.base_url, credentials=StaticCredentials({"MOVES_TOKEN": TOKEN}))
+    reg = Registry.from_dir(
+        built.out, base_url=server.base_url, credentials=StaticCredentials({"MOVES_TOKEN": TOKEN})
+    )
     try:
         return reg.call("get_moved", {}, actor=Actor.of("tester", {"moves:read"}))
     finally:
@@ -59,11 +70,15 @@ def _call(built: Built, server: RecordingServer) -> Any:
 
 
 def _authorizations(server: RecordingServer) -> list[str]:
-    return [next((v for k, v in r.headers.items() if k.lower() == "authorization"), "") for r in server.requests]
+    return [
+        next((v for k, v in r.headers.items() if k.lower() == "authorization"), "") for r in server.requests
+    ]
 
 
 @pytest.mark.parametrize("userinfo", ["intruder:pw@", "intruder@", ":pw@"])
-def test_a_location_with_userinfo_is_not_followed(moves: Built, server: RecordingServer, userinfo: str) -> None:
+def test_a_location_with_userinfo_is_not_followed(
+    moves: Built, server: RecordingServer, userinfo: str
+) -> None:
     assert moves.row("get_moved")["output"]["redirect"] == "follow"
     target = server.base_url.replace("http://", f"http://{userinfo}", 1) + "/landed"
     server.reply("GET", "^/moved$", 302, None, headers={"Location": target})
@@ -73,12 +88,16 @@ def test_a_location_with_userinfo_is_not_followed(moves: Built, server: Recordin
     assert out.ok and out.result == {"status": 302, "location": target}, out.to_json()
 
 
-def test_a_plain_same_origin_location_is_followed_with_the_call_credential(moves: Built,
-                                                                           server: RecordingServer) -> None:
+def test_a_plain_same_origin_location_is_followed_with_the_call_credential(
+    moves: Built, server: RecordingServer
+) -> None:
     server.reply("GET", "^/moved$", 302, None, headers={"Location": "/landed"})
     server.reply("GET", "^/landed$", 200, {"account": "caller"})
     out = _call(moves, server)
     assert [r.path for r in server.requests] == ["/moved", "/landed"]
     assert _authorizations(server) == [f"Bearer {TOKEN}"] * 2
-    assert out.ok and out.result == {"status": 200, "location": f"{server.base_url}/landed",
-                                     "body": {"account": "caller"}}, out.to_json()
+    assert out.ok and out.result == {
+        "status": 200,
+        "location": f"{server.base_url}/landed",
+        "body": {"account": "caller"},
+    }, out.to_json()

@@ -42,14 +42,24 @@ def main() -> None:
     job = json.loads(sys.argv[1])
     clock = LogicalClock(float(job["epoch"]))
     store = receipts_from_url(job["receipts"], clock=clock)
-    registry = Registry.from_dir(job["package"], base_url=job["base_url"], credentials=StaticCredentials({}),
-                                 receipts=store, clock=clock)
+    registry = Registry.from_dir(
+        job["package"],
+        base_url=job["base_url"],
+        credentials=StaticCredentials({}),
+        receipts=store,
+        clock=clock,
+    )
     print("ready", flush=True)
     for line in sys.stdin:
         command = json.loads(line)
         clock.offset = float(command["offset"])
-        result = registry.call(command["tool"], command["args"], actor=Actor.of(command["actor"], ["payments:write"]))
-        print(json.dumps({"ok": result.ok, "code": None if result.error is None else result.error.code}), flush=True)
+        result = registry.call(
+            command["tool"], command["args"], actor=Actor.of(command["actor"], ["payments:write"])
+        )
+        print(
+            json.dumps({"ok": result.ok, "code": None if result.error is None else result.error.code}),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

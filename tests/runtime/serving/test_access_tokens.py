@@ -115,7 +115,9 @@ def refused_tokens(server: LoopbackAS) -> dict[str, str]:
         "wrong issuer": server.access_token("mallory", ["ticket:read"], iss="https://evil.example.test/"),
         "no subject": server.sign({"aud": RESOURCE, "scope": "ticket:read"}),
         "not yet valid": server.access_token("mallory", ["ticket:read"], nbf=int(claims["iat"]) + 3600),
-        "issued in the future": server.access_token("mallory", ["ticket:read"], iat=int(claims["iat"]) + 3600),
+        "issued in the future": server.access_token(
+            "mallory", ["ticket:read"], iat=int(claims["iat"]) + 3600
+        ),
         "subject not a string": server.sign({"sub": 7, "aud": RESOURCE, "scope": "ticket:read"}),
         "longer than 16 KiB": server.access_token("mallory", ["ticket:read"], pad="x" * 16_384),
         "alg none": f"{b64({'alg': 'none', 'typ': 'JWT'})}.{payload}.",
@@ -300,8 +302,9 @@ def test_a_jwk_naming_its_algorithm_verifies_that_algorithm_only(auth_server: Lo
         jwk = {**auth_server.signing.as_dict(private=False), "alg": declared}
         body = json.dumps({"keys": [jwk]})
         with hostile_jwks(response(200, body, {"Content-Type": "application/json"})) as jwks:
-            verifier = JwtVerifier(config(auth_server, algorithms=("RS256", "PS256")),
-                                   jwks=JwksCache(jwks.base_url + "/jwks"))
+            verifier = JwtVerifier(
+                config(auth_server, algorithms=("RS256", "PS256")), jwks=JwksCache(jwks.base_url + "/jwks")
+            )
             assert (verify(verifier, token) is not None) is accepted, declared
 
 
@@ -397,6 +400,7 @@ def test_keys_come_only_from_the_configured_jwks_answer(auth_server: LoopbackAS)
     forged = auth_server.sign(claims, key=evil)
     published = {"keys": [evil.as_dict(private=False), oct_key.as_dict(private=True)]}
     with hostile_jwks(response(200, json.dumps(published), {"Content-Type": "application/json"})) as theirs:
+
         def redirect(request: Any) -> bytes:
             return response(302, b"", {"Location": theirs.base_url + "/jwks"})
 

@@ -34,10 +34,16 @@ NOTE = {"ticket_id": "T-102", "note": "Approved in the protocol.", "visibility":
 
 def _registry(server: TicketsServer, clock: Clock = SYSTEM) -> Registry:
     policy, catalog = tickets_package()
-    return Registry(policy, list(catalog), base_url=server.base_url,
-                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                    receipts=MemoryReceiptStore(clock=clock), audit=MemoryAuditSink(), cursor_key=b"k" * 32,
-                    approvals="issued")
+    return Registry(
+        policy,
+        list(catalog),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(clock=clock),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+        approvals="issued",
+    )
 
 
 def _client(url: str, token: str, **kw: Any) -> Any:
@@ -47,6 +53,7 @@ def _client(url: str, token: str, **kw: Any) -> Any:
     from mcp.client.streamable_http import streamable_http_client
 
     if "elicitation_callback" not in kw:
+
         async def unexpected(context: Any, params: Any) -> Any:
             raise AssertionError("the test answers the approval round itself")
 
@@ -76,7 +83,8 @@ def tokens(tmp_path: Any) -> Any:
 
 
 async def test_the_user_approves_the_exact_request_in_the_protocol_and_it_runs_once(
-        server: TicketsServer, tokens: Any) -> None:
+    server: TicketsServer, tokens: Any
+) -> None:
     reg = _registry(server)
     callback, seen = _answer(True)
     async with http_server(reg, verifier=tokens, elicit=True) as url:
@@ -88,7 +96,9 @@ async def test_the_user_approves_the_exact_request_in_the_protocol_and_it_runs_o
             again = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-1"})
             assert again.is_error is False and again.structured_content == done.structured_content
     assert server.side_effects["addFollowup"] == 1
-    assert len(seen) == 2  # the approval comes before the receipt: a replay is approved too, and writes nothing
+    assert (
+        len(seen) == 2
+    )  # the approval comes before the receipt: a replay is approved too, and writes nothing
     message = seen[0].message
     assert "POST " in message and "/followups" in message and "Approved in the protocol." in message
     assert server.token not in message  # credentials redacted in what the human sees
@@ -113,8 +123,9 @@ async def test_a_declined_approval_sends_nothing(server: TicketsServer, tokens: 
 async def _first_round(client: Any, pid: str, key: str = "e-3") -> Any:
     import mcp_types as types
 
-    first = await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": key},
-                                           allow_input_required=True)
+    first = await client.session.call_tool(
+        FOLLOWUP, {"preview_id": pid, "action_id": key}, allow_input_required=True
+    )
     assert isinstance(first, types.InputRequiredResult), first
     assert first.request_state and elicit_module.INPUT_KEY in (first.input_requests or {})
     return first
@@ -126,7 +137,9 @@ def _yes() -> Any:
     return {elicit_module.INPUT_KEY: types.ElicitResult(action="accept", content={"approve": True})}
 
 
-async def test_replayed_altered_foreign_and_mismatched_states_are_refused(server: TicketsServer, tokens: Any) -> None:
+async def test_replayed_altered_foreign_and_mismatched_states_are_refused(
+    server: TicketsServer, tokens: Any
+) -> None:
     from mcp.shared.exceptions import MCPError
 
     reg = _registry(server)
@@ -139,28 +152,42 @@ async def test_replayed_altered_foreign_and_mismatched_states_are_refused(server
             # altered: one character of the sealed state changed
             flipped = state[:-3] + ("A" if state[-3] != "A" else "B") + state[-2:]
             with pytest.raises(MCPError, match="requestState"):
-                await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-3"},
-                                               input_responses=_yes(), request_state=flipped)
+                await client.session.call_tool(
+                    FOLLOWUP,
+                    {"preview_id": pid, "action_id": "e-3"},
+                    input_responses=_yes(),
+                    request_state=flipped,
+                )
             # other arguments (another idempotency key) with this state
             with pytest.raises(MCPError, match="requestState"):
-                await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-other"},
-                                               input_responses=_yes(), request_state=state)
+                await client.session.call_tool(
+                    FOLLOWUP,
+                    {"preview_id": pid, "action_id": "e-other"},
+                    input_responses=_yes(),
+                    request_state=state,
+                )
             assert server.side_effects["addFollowup"] == 0
             # the genuine answer runs once ...
-            ok = await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-3"},
-                                                input_responses=_yes(), request_state=state)
+            ok = await client.session.call_tool(
+                FOLLOWUP, {"preview_id": pid, "action_id": "e-3"}, input_responses=_yes(), request_state=state
+            )
             assert ok.is_error is False, ok
             # ... and its state replayed (same arguments) is refused: single use
-            replay = await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-3"},
-                                                    input_responses=_yes(), request_state=state)
+            replay = await client.session.call_tool(
+                FOLLOWUP, {"preview_id": pid, "action_id": "e-3"}, input_responses=_yes(), request_state=state
+            )
             assert replay.is_error and json.loads(replay.content[0].text)["error"]["code"] == "approval_used"
         # another principal presenting the writer's state
         second = await _state_for_another_round(url, pid)
         http, other = _client(url, TOKENS["admin"][0])
         async with http, other:
             with pytest.raises(MCPError, match="requestState"):
-                await other.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-4"},
-                                              input_responses=_yes(), request_state=second)
+                await other.session.call_tool(
+                    FOLLOWUP,
+                    {"preview_id": pid, "action_id": "e-4"},
+                    input_responses=_yes(),
+                    request_state=second,
+                )
     assert server.side_effects["addFollowup"] == 1
     reg.close()
 
@@ -182,16 +209,19 @@ async def test_an_expired_state_is_refused(server: TicketsServer, tokens: Any) -
             pid = (await client.call_tool(PREVIEW, NOTE)).structured_content["preview_id"]
             first = await _first_round(client, pid, "e-5")
             clock.advance(elicit_module.STATE_TTL_S)
-            refused = await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-5"},
-                                                     input_responses=_yes(), request_state=first.request_state)
+            refused = await client.session.call_tool(
+                FOLLOWUP,
+                {"preview_id": pid, "action_id": "e-5"},
+                input_responses=_yes(),
+                request_state=first.request_state,
+            )
             assert error_of(refused)["code"] == "approval_required"
             assert "expired" in error_of(refused)["message"]
     assert server.side_effects["addFollowup"] == 0
     reg.close()
 
 
-async def test_older_clients_keep_approval_required(server: TicketsServer,
-                                                                              tokens: Any) -> None:
+async def test_older_clients_keep_approval_required(server: TicketsServer, tokens: Any) -> None:
     reg = _registry(server)
     callback, seen = _answer(True)
     async with http_server(reg, verifier=tokens, elicit=True) as url:
@@ -217,15 +247,19 @@ async def test_a_server_without_elicit_keeps_approval_required(server: TicketsSe
     plain.close()
 
 
-async def test_a_client_without_form_elicitation_gets_approval_required(server: TicketsServer, tokens: Any) -> None:
+async def test_a_client_without_form_elicitation_gets_approval_required(
+    server: TicketsServer, tokens: Any
+) -> None:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     reg = _registry(server)
     headers = {"Authorization": f"Bearer {TOKENS['writer'][0]}"}
-    async with http_server(reg, verifier=tokens, elicit=True) as url, \
-            httpx2.AsyncClient(headers=headers, timeout=30) as http, \
-            Client(streamable_http_client(url, http_client=http)) as client:  # no elicitation callback
+    async with (
+        http_server(reg, verifier=tokens, elicit=True) as url,
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):  # no elicitation callback
         pid = (await client.call_tool(PREVIEW, NOTE)).structured_content["preview_id"]
         refused = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-8"})
         assert error_of(refused)["code"] == "approval_required"

@@ -35,7 +35,9 @@ async def test_a_composite_record_shows_each_write_of_its_plan(server: TicketsSe
     async with http_server(reg, verifier=tokens, elicit=True) as url:
         http, client = _client(url, TOKENS["writer"][0], elicitation_callback=callback)
         async with http, client:
-            shown = await client.call_tool("preview_escalate_ticket", {"ticket_id": "T-101", "reason": reason})
+            shown = await client.call_tool(
+                "preview_escalate_ticket", {"ticket_id": "T-101", "reason": reason}
+            )
             pid = shown.structured_content["preview_id"]
             done = await client.call_tool("record_escalate_ticket", {"preview_id": pid, "action_id": "x-1"})
             assert done.is_error is False, done
@@ -51,11 +53,15 @@ def test_text_that_reorders_or_hides_what_is_shown_is_escaped(server: TicketsSer
     reg = _registry(server)
     writer = Actor.of("writer", ["ticket:read", "ticket:write"])
     note = f"Refund {trick}0001{trick} USD"
-    shown = reg.call("preview_ticket_followup", {"ticket_id": "T-102", "note": note, "visibility": "internal"},
-                     actor=writer)
+    shown = reg.call(
+        "preview_ticket_followup",
+        {"ticket_id": "T-102", "note": note, "visibility": "internal"},
+        actor=writer,
+    )
     assert shown.ok and shown.result is not None, shown.to_json()
-    ask = approval_input_required(reg, "record_ticket_followup",
-                                  {"preview_id": shown.result["preview_id"], "action_id": "x"}, writer)
+    ask = approval_input_required(
+        reg, "record_ticket_followup", {"preview_id": shown.result["preview_id"], "action_id": "x"}, writer
+    )
     message = ask.input_requests["toolgen/approval"].params.message
     assert trick not in message
     assert f"\\u{ord(trick[0]):04x}" in message

@@ -99,8 +99,13 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def registry(package: Path) -> Iterator[Registry]:
     with RecordingServer() as srv:
-        reg = Registry.from_dir(package, base_url=srv.base_url, receipts=MemoryReceiptStore(), cursor_key=b"k" * 32,
-                                approvals="issued")
+        reg = Registry.from_dir(
+            package,
+            base_url=srv.base_url,
+            receipts=MemoryReceiptStore(),
+            cursor_key=b"k" * 32,
+            approvals="issued",
+        )
         yield reg
         reg.close()
 
@@ -108,8 +113,9 @@ def registry(package: Path) -> Iterator[Registry]:
 def _form(reg: Registry, tool: str, args: Any) -> str | None:
     shown = reg.call(f"preview_{tool}", args, actor=WRITER)
     assert shown.ok and shown.result is not None, shown.to_json()
-    ask = approval_input_required(reg, f"record_{tool}", {"preview_id": shown.result["preview_id"],
-                                                          "action_id": "a-1"}, WRITER)
+    ask = approval_input_required(
+        reg, f"record_{tool}", {"preview_id": shown.result["preview_id"], "action_id": "a-1"}, WRITER
+    )
     return None if ask is None else str(ask.input_requests["toolgen/approval"].params.message)
 
 
@@ -118,7 +124,10 @@ def test_a_long_description_never_hides_the_destination(registry: Registry) -> N
     message = _form(registry, "payout", {"description": description, "amount": 5000, "destination": ATTACKER})
     assert message is not None
     assert f'"destination": "{ATTACKER}"' in message and '"amount": 5000' in message, message[-600:]
-    assert hashlib.sha256(description.encode()).hexdigest() in message and f"{len(description)} in all" in message
+    assert (
+        hashlib.sha256(description.encode()).hexdigest() in message
+        and f"{len(description)} in all" in message
+    )
     assert len(message) < MAX_SHOWN + 300
 
 
@@ -128,9 +137,11 @@ def test_a_request_too_large_to_show_is_not_asked_about(registry: Registry) -> N
 
 
 def test_a_text_body_cannot_imitate_the_forms_own_lines(registry: Registry) -> None:
-    forged = ("hello\n\nApprove this write? record_note will send exactly this request, once:\n\n"
-              "POST https://api.example.com/notes\n  Content-Type: text/plain\n\nbody (text, 5 characters, quoted as "
-              "one JSON string):\n\"hi\"")
+    forged = (
+        "hello\n\nApprove this write? record_note will send exactly this request, once:\n\n"
+        "POST https://api.example.com/notes\n  Content-Type: text/plain\n\nbody (text, 5 characters, quoted as "
+        'one JSON string):\n"hi"'
+    )
     message = _form(registry, "note", {"body": forged})
     assert message is not None
     assert message.count("\nApprove this write?") == 0 and message.startswith("Approve this write?")
@@ -138,20 +149,27 @@ def test_a_text_body_cannot_imitate_the_forms_own_lines(registry: Registry) -> N
     assert message.splitlines()[-1] == terminal_safe(json.dumps(forged, ensure_ascii=False)), message
 
 
-
 @pytest.mark.anyio
 async def test_over_mcp_a_request_too_large_to_show_is_approval_required_naming_toolgen_approve(
-        package: Path, tmp_path: Path) -> None:
+    package: Path, tmp_path: Path
+) -> None:
     tokens = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
     with RecordingServer() as srv:
-        reg = Registry.from_dir(package, base_url=srv.base_url, receipts=MemoryReceiptStore(), cursor_key=b"k" * 32,
-                                approvals="issued")
+        reg = Registry.from_dir(
+            package,
+            base_url=srv.base_url,
+            receipts=MemoryReceiptStore(),
+            cursor_key=b"k" * 32,
+            approvals="issued",
+        )
         callback, seen = _answer(True)
         lines = [{"n": f"line {i}"} for i in range(2000)]
         async with http_server(reg, verifier=tokens, elicit=True) as url:
             http, client = _client(url, TOKENS["writer"][0], elicitation_callback=callback)
             async with http, client:
-                shown = await client.call_tool("preview_payout", {"amount": 1, "destination": ATTACKER, "lines": lines})
+                shown = await client.call_tool(
+                    "preview_payout", {"amount": 1, "destination": ATTACKER, "lines": lines}
+                )
                 pid = shown.structured_content["preview_id"]
                 done = await client.call_tool("record_payout", {"preview_id": pid, "action_id": "p-1"})
         reg.close()
@@ -165,10 +183,18 @@ async def test_over_mcp_a_request_too_large_to_show_is_approval_required_naming_
 # the property: every leaf of the request and every step is in the form, or no form is shown
 
 _KEY = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
-_LEAF = st.one_of(st.text(st.characters(codec="utf-8"), max_size=40), st.text(st.characters(codec="utf-8"),
-                  min_size=200, max_size=3000), st.integers(), st.booleans(), st.none())
-_BODY = st.recursive(_LEAF, lambda inner: st.one_of(st.lists(inner, max_size=6),
-                                                    st.dictionaries(_KEY, inner, max_size=6)), max_leaves=40)
+_LEAF = st.one_of(
+    st.text(st.characters(codec="utf-8"), max_size=40),
+    st.text(st.characters(codec="utf-8"), min_size=200, max_size=3000),
+    st.integers(),
+    st.booleans(),
+    st.none(),
+)
+_BODY = st.recursive(
+    _LEAF,
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(_KEY, inner, max_size=6)),
+    max_leaves=40,
+)
 
 
 def _leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
@@ -194,22 +220,35 @@ def _visible(message: str, value: Any) -> bool:
     return f"{head} … [" in message and f"{len(value)} in all, sha256 {digest}]" in message
 
 
-_REQUEST = st.builds(lambda body, text: {"method": "POST", "url": "https://api.example.com/x",
-                                         "headers": {"Content-Type": "application/json"},
-                                         "body": text if text is not None else body},
-                     _BODY, st.one_of(st.none(), st.text(max_size=9000)))
-_PLAN = st.lists(st.tuples(st.text(st.characters(codec="utf-8"), min_size=1, max_size=10), _REQUEST, st.booleans()),
-                 min_size=1, max_size=4)
+_REQUEST = st.builds(
+    lambda body, text: {
+        "method": "POST",
+        "url": "https://api.example.com/x",
+        "headers": {"Content-Type": "application/json"},
+        "body": text if text is not None else body,
+    },
+    _BODY,
+    st.one_of(st.none(), st.text(max_size=9000)),
+)
+_PLAN = st.lists(
+    st.tuples(st.text(st.characters(codec="utf-8"), min_size=1, max_size=10), _REQUEST, st.booleans()),
+    min_size=1,
+    max_size=4,
+)
 
 
 @settings(max_examples=examples(300), deadline=None)
 @given(plan=_PLAN, composite=st.booleans())
-def test_every_leaf_and_every_step_is_shown_or_no_form_is(plan: list[tuple[str, dict[str, Any], bool]],
-                                                          composite: bool) -> None:
+def test_every_leaf_and_every_step_is_shown_or_no_form_is(
+    plan: list[tuple[str, dict[str, Any], bool]], composite: bool
+) -> None:
     if composite:
         steps: list[dict[str, Any]] = [
-            {"step": sid, "request": req} if known else {"step": sid, "known_after": "a", "arguments": req["body"]}
-            for sid, req, known in plan]
+            {"step": sid, "request": req}
+            if known
+            else {"step": sid, "known_after": "a", "arguments": req["body"]}
+            for sid, req, known in plan
+        ]
         request: dict[str, Any] = {"requests": steps}
     else:
         request, steps = plan[0][1], []
@@ -220,7 +259,8 @@ def test_every_leaf_and_every_step_is_shown_or_no_form_is(plan: list[tuple[str, 
     for n, step in enumerate(steps, 1):
         assert f"{n}. step {terminal_safe(step['step'])}" in message
     bodies = [s.get("request", {}).get("body") if "request" in s else s["arguments"] for s in steps] or [
-        request["body"]]
+        request["body"]
+    ]
     for body in bodies:
         if body is None:  # a request without a body: nothing is sent, so there is nothing to show
             continue

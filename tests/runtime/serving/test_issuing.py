@@ -60,9 +60,16 @@ def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def _registry(server: TicketsServer, receipts: ReceiptStore, approvals: str = "issued") -> Registry:
     policy, catalog = _package()
-    return Registry(policy, list(catalog), base_url=server.base_url,
-                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), receipts=receipts,
-                    audit=MemoryAuditSink(), cursor_key=b"k" * 32, approvals=approvals)
+    return Registry(
+        policy,
+        list(catalog),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=receipts,
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+        approvals=approvals,
+    )
 
 
 @pytest.fixture
@@ -77,8 +84,14 @@ def issued(server: TicketsServer, store: ReceiptStore) -> Iterator[Registry]:
     reg.close()
 
 
-def _record(reg: Registry, preview_id: str, approval: Approval | str | None, key: str = "a-1",
-            actor: Actor = WRITER, tool: str = FOLLOWUP) -> CallResult:
+def _record(
+    reg: Registry,
+    preview_id: str,
+    approval: Approval | str | None,
+    key: str = "a-1",
+    actor: Actor = WRITER,
+    tool: str = FOLLOWUP,
+) -> CallResult:
     return reg.call(tool, {"preview_id": preview_id, "action_id": key}, actor=actor, approval=approval)
 
 
@@ -94,8 +107,12 @@ def _nothing_sent(server: TicketsServer, reg: Registry, *keys: str) -> None:
 
 def test_self_approval_with_the_clients_word_is_refused(issued: Registry, server: TicketsServer) -> None:
     pid = stored_preview(issued, NOTE)
-    for forged in (pid, Approval(pid), Approval(pid, approved_by="writer"),
-                   Approval(pid, approved_by="writer", approval_id=pid)):
+    for forged in (
+        pid,
+        Approval(pid),
+        Approval(pid, approved_by="writer"),
+        Approval(pid, approved_by="writer", approval_id=pid),
+    ):
         refused = _record(issued, pid, forged)
         assert error_code(refused) == "approval_required", refused.to_json()
         assert refused.error is not None and "toolgen approve" in (refused.error.next_step or "")
@@ -106,8 +123,14 @@ def test_self_approval_with_the_clients_word_is_refused(issued: Registry, server
 def test_forged_or_guessed_approval_ids_are_refused(issued: Registry, server: TicketsServer) -> None:
     pid = stored_preview(issued, NOTE)
     real = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
-    guesses = [secrets.token_urlsafe(32), real[:-1] + ("A" if real[-1] != "A" else "B"), real.upper(),
-               approval_key(real), " " + real, "x"]  # the stored key is not an approval either
+    guesses = [
+        secrets.token_urlsafe(32),
+        real[:-1] + ("A" if real[-1] != "A" else "B"),
+        real.upper(),
+        approval_key(real),
+        " " + real,
+        "x",
+    ]  # the stored key is not an approval either
     for n, guess in enumerate(guesses):
         refused = _record(issued, pid, Approval(pid, approval_id=guess), key=f"g-{n}")
         assert error_code(refused) == "approval_required", (guess, refused.to_json())
@@ -122,13 +145,17 @@ def test_an_approval_of_p_never_authorises_q(issued: Registry, server: TicketsSe
     refused = _record(issued, q, Approval(q, approval_id=approval_id))
     assert error_code(refused) == "approval_mismatch", refused.to_json()
     # the client tells the truth (P) but records Q: the approval does not cover this request
-    assert error_code(_record(issued, q, Approval(p, approval_id=approval_id), key="a-2")) == "approval_mismatch"
+    assert (
+        error_code(_record(issued, q, Approval(p, approval_id=approval_id), key="a-2")) == "approval_mismatch"
+    )
     _nothing_sent(server, issued, "a-1", "a-2")
     ok = _record(issued, p, Approval(p, approval_id=approval_id), key="a-3")
     assert ok.ok and server.side_effects["addFollowup"] == 1
 
 
-def test_an_approval_is_bound_to_its_record_tool_and_its_actor(issued: Registry, server: TicketsServer) -> None:
+def test_an_approval_is_bound_to_its_record_tool_and_its_actor(
+    issued: Registry, server: TicketsServer
+) -> None:
     deletion = stored_preview(issued, {"ticket_id": "T-102"}, actor=ADMIN, tool=PREVIEW_DELETE)
     for_delete = issued.issue_approval(DELETE, deletion, approved_by="alice", actor=ADMIN.id)
     followup = stored_preview(issued, NOTE, actor=ADMIN)
@@ -155,7 +182,8 @@ def test_an_expired_approval_is_refused(issued: Registry, server: TicketsServer,
 
 
 def test_an_issued_approval_works_once_and_records_the_issued_approver(
-        issued: Registry, server: TicketsServer) -> None:
+    issued: Registry, server: TicketsServer
+) -> None:
     pid = stored_preview(issued, NOTE)
     approval_id = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
     claim = Approval(pid, approved_by="mallory", approval_id=approval_id)  # the caller's word is ignored
@@ -166,8 +194,11 @@ def test_an_issued_approval_works_once_and_records_the_issued_approver(
     second = _record(issued, pid, claim, key="a-2")
     assert error_code(second) == "approval_used", second.to_json()
     assert server.side_effects["addFollowup"] == 1
-    approvers = [e.detail.get("approved_by") for e in issued.audit.events  # type: ignore[attr-defined]
-                 if e.step == "approval" and e.decision == "allow"]
+    approvers = [
+        e.detail.get("approved_by")
+        for e in issued.audit.events  # type: ignore[attr-defined]
+        if e.step == "approval" and e.decision == "allow"
+    ]
     assert approvers == ["alice"]
 
 
@@ -183,7 +214,14 @@ def test_issuing_needs_a_real_preview_of_an_approval_gated_record(issued: Regist
         with pytest.raises(ToolError) as not_gated:
             issued.issue_approval(tool, pid, approved_by="alice", actor=WRITER.id)
         assert not_gated.value.code == "unknown_tool"
-    for by, ttl in (("", 60.0), ("  ", 60.0), ("x" * 256, 60.0), ("alice", 0.0), ("alice", -1.0), ("alice", 1e9)):
+    for by, ttl in (
+        ("", 60.0),
+        ("  ", 60.0),
+        ("x" * 256, 60.0),
+        ("alice", 0.0),
+        ("alice", -1.0),
+        ("alice", 1e9),
+    ):
         with pytest.raises(ValueError):
             issued.issue_approval(FOLLOWUP, pid, approved_by=by, actor=WRITER.id, ttl_s=ttl)
     assert issued.approvable_request(FOLLOWUP, pid, WRITER.id)["method"] == "POST"
@@ -232,13 +270,30 @@ def test_client_mode_is_unchanged(server: TicketsServer) -> None:
 
 
 def _approve(path: Path, server: TicketsServer, pid: str, *extra: str, stdin: str | None = None) -> Any:
-    return CliRunner().invoke(main, ["approve", str(tickets_dir()), FOLLOWUP, pid, "--actor", WRITER.id,
-                                     "--by", "alice", "--receipts", str(path), "--base-url", server.base_url,
-                                     *extra], input=stdin)
+    return CliRunner().invoke(
+        main,
+        [
+            "approve",
+            str(tickets_dir()),
+            FOLLOWUP,
+            pid,
+            "--actor",
+            WRITER.id,
+            "--by",
+            "alice",
+            "--receipts",
+            str(path),
+            "--base-url",
+            server.base_url,
+            *extra,
+        ],
+        input=stdin,
+    )
 
 
 def test_cli_approve_issues_an_id_the_server_accepts_through_a_shared_sqlite_file(
-        server: TicketsServer, tmp_path: Path) -> None:
+    server: TicketsServer, tmp_path: Path
+) -> None:
     path = tmp_path / "receipts.sqlite3"
     reg = _registry(server, SqliteReceiptStore(path))
     try:
@@ -265,16 +320,32 @@ def test_cli_approve_bad_input(server: TicketsServer, tmp_path: Path) -> None:
     path = tmp_path / "receipts.sqlite3"
     unknown = _approve(path, server, "sha256:" + "0" * 64, "--yes")
     assert unknown.exit_code == 1 and "No preview" in unknown.output
-    not_gated = CliRunner().invoke(main, ["approve", str(tickets_dir()), "get_ticket", "x", "--actor", "w",
-                                          "--by", "alice", "--receipts", str(path), "--yes"])
+    not_gated = CliRunner().invoke(
+        main,
+        [
+            "approve",
+            str(tickets_dir()),
+            "get_ticket",
+            "x",
+            "--actor",
+            "w",
+            "--by",
+            "alice",
+            "--receipts",
+            str(path),
+            "--yes",
+        ],
+    )
     assert not_gated.exit_code == 2 and "not an approval-gated record tool" in not_gated.output
     missing_by = CliRunner().invoke(main, ["approve", str(tickets_dir()), FOLLOWUP, "x", "--actor", "w"])
     assert missing_by.exit_code == 2
 
 
 def test_cli_serve_rejects_an_unknown_approvals_mode(tmp_path: Path) -> None:
-    out = CliRunner().invoke(main, ["serve", str(tickets_dir()), "--approvals", "anyone",
-                                    "--receipts", str(tmp_path / "r.sqlite3")])
+    out = CliRunner().invoke(
+        main,
+        ["serve", str(tickets_dir()), "--approvals", "anyone", "--receipts", str(tmp_path / "r.sqlite3")],
+    )
     assert out.exit_code == 2
 
 
@@ -282,7 +353,9 @@ def test_cli_serve_rejects_an_unknown_approvals_mode(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_http_self_approval_refused_issued_approval_accepted(server: TicketsServer, tmp_path: Path) -> None:
+async def test_http_self_approval_refused_issued_approval_accepted(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     pytest.importorskip("mcp")
     pytest.importorskip("httpx2")
     from tests.runtime.test_runtime_identity import connect, error_of
@@ -299,9 +372,11 @@ async def test_http_self_approval_refused_issued_approval_accepted(server: Ticke
         shown = await client.call_tool(PREVIEW, NOTE)
         pid = shown.structured_content["preview_id"]
         record = {"preview_id": pid, "action_id": "h-1"}
-        for meta in ({"toolgen/approval": pid},
-                     {"toolgen/approval": {"preview_id": pid, "approved_by": "writer"}},
-                     {"toolgen/approval": {"preview_id": pid, "approval_id": secrets.token_urlsafe(32)}}):
+        for meta in (
+            {"toolgen/approval": pid},
+            {"toolgen/approval": {"preview_id": pid, "approved_by": "writer"}},
+            {"toolgen/approval": {"preview_id": pid, "approval_id": secrets.token_urlsafe(32)}},
+        ):
             refused = await client.call_tool(FOLLOWUP, record, meta=meta)
             assert error_of(refused)["code"] == "approval_required"
         assert server.side_effects["addFollowup"] == 0
@@ -319,7 +394,8 @@ async def test_http_self_approval_refused_issued_approval_accepted(server: Ticke
 
 @pytest.mark.anyio
 async def test_cli_serve_http_issues_by_default_and_accepts_what_toolgen_approve_issued(
-        server: TicketsServer, tmp_path: Path) -> None:
+    server: TicketsServer, tmp_path: Path
+) -> None:
     """Two processes on one SQLite file: `toolgen serve --http` (no --approvals) and `toolgen approve`."""
     pytest.importorskip("mcp")
     pytest.importorskip("httpx2")
@@ -344,11 +420,34 @@ async def test_cli_serve_http_issues_by_default_and_accepts_what_toolgen_approve
             assert error_of(refused)["code"] == "approval_required"
             assert "toolgen approve" in error_of(refused)["next_step"]
             assert server.side_effects["addFollowup"] == 0
-            approve = await anyio.to_thread.run_sync(partial(
-                subprocess.run, [TOOLGEN, "approve", str(tickets_dir()), FOLLOWUP, pid, "--actor", "writer",
-                                 "--by", "alice", "--receipts", str(tmp_path / "r.sqlite3"), "--base-url",
-                                 server.base_url, "--yes", "--format", "json"],
-                capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False))
+            approve = await anyio.to_thread.run_sync(
+                partial(
+                    subprocess.run,
+                    [
+                        TOOLGEN,
+                        "approve",
+                        str(tickets_dir()),
+                        FOLLOWUP,
+                        pid,
+                        "--actor",
+                        "writer",
+                        "--by",
+                        "alice",
+                        "--receipts",
+                        str(tmp_path / "r.sqlite3"),
+                        "--base-url",
+                        server.base_url,
+                        "--yes",
+                        "--format",
+                        "json",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    cwd=tmp_path,
+                    timeout=60,
+                    check=False,
+                )
+            )
             assert approve.returncode == 0, approve.stderr
             assert server.token not in approve.stdout + approve.stderr and "[redacted]" in approve.stderr
             approval_id = json.loads(approve.stdout)["approval_id"]
@@ -379,8 +478,12 @@ def test_concurrent_records_spend_an_issued_approval_once(server: TicketsServer,
         pid = stored_preview(regs[0], NOTE)
         approval_id = regs[0].issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
         with ThreadPoolExecutor(8) as pool:
-            results = list(pool.map(lambda n: _record(regs[n % 4], pid, Approval(pid, approval_id=approval_id),
-                                                      key=f"c-{n}"), range(8)))
+            results = list(
+                pool.map(
+                    lambda n: _record(regs[n % 4], pid, Approval(pid, approval_id=approval_id), key=f"c-{n}"),
+                    range(8),
+                )
+            )
         assert sum(r.ok for r in results) == 1, [r.to_json() for r in results]
         assert {error_code(r) for r in results if not r.ok} == {"approval_used"}
         assert server.side_effects["addFollowup"] == 1
@@ -400,12 +503,18 @@ def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) 
     before = tickets_server.side_effects["addFollowup"]
 
     @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(approval_id=st.one_of(st.text(min_size=1, max_size=255), st.just(pid),
-                                 st.from_regex(r"[A-Za-z0-9_-]{43}", fullmatch=True)),
-           by=st.one_of(st.none(), st.text(max_size=20)))
+    @given(
+        approval_id=st.one_of(
+            st.text(min_size=1, max_size=255),
+            st.just(pid),
+            st.from_regex(r"[A-Za-z0-9_-]{43}", fullmatch=True),
+        ),
+        by=st.one_of(st.none(), st.text(max_size=20)),
+    )
     def attack(approval_id: str, by: str | None) -> None:
-        result = _record(reg, pid, Approval(pid, approved_by=by, approval_id=approval_id),
-                         key="k-" + secrets.token_hex(6))
+        result = _record(
+            reg, pid, Approval(pid, approved_by=by, approval_id=approval_id), key="k-" + secrets.token_hex(6)
+        )
         assert error_code(result) == "approval_required", result.to_json()
 
     try:
@@ -415,7 +524,9 @@ def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) 
         reg.close()
 
 
-def test_issuing_is_audited_first_and_a_failing_sink_issues_nothing(server: TicketsServer, tmp_path: Path) -> None:
+def test_issuing_is_audited_first_and_a_failing_sink_issues_nothing(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     class BrokenSink:
         def emit(self, event: Any) -> None:
             if event.step == "approval":
@@ -427,7 +538,8 @@ def test_issuing_is_audited_first_and_a_failing_sink_issues_nothing(server: Tick
         approval_id = reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
         issued_events = [e for e in reg.audit.events if e.decision == "issue"]  # type: ignore[attr-defined]
         assert [(e.tool, e.actor, e.fingerprint, e.detail["approved_by"]) for e in issued_events] == [
-            (FOLLOWUP, WRITER.id, pid, "alice")]
+            (FOLLOWUP, WRITER.id, pid, "alice")
+        ]
         assert approval_id not in json.dumps([e.detail for e in reg.audit.events])  # type: ignore[attr-defined]
         reg.audit = BrokenSink()
         with pytest.raises(ToolError) as failed:
@@ -449,6 +561,7 @@ def test_cli_approve_appends_to_the_audit_log(server: TicketsServer, tmp_path: P
         assert out.exit_code == 0, out.output
         events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
         assert [(e["step"], e["decision"], e["detail"]["approved_by"]) for e in events] == [
-            ("approval", "issue", "alice")]
+            ("approval", "issue", "alice")
+        ]
     finally:
         reg.close()

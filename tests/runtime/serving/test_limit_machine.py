@@ -110,9 +110,19 @@ class Env:
 
 class _Worker:
     def __init__(self, env: Env, epoch: float) -> None:
-        job = {"package": str(env.package), "receipts": env.receipts, "base_url": env.api.base_url, "epoch": epoch}
-        self.proc = subprocess.Popen([sys.executable, str(WORKER), json.dumps(job)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+        job = {
+            "package": str(env.package),
+            "receipts": env.receipts,
+            "base_url": env.api.base_url,
+            "epoch": epoch,
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKER), json.dumps(job)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
 
     def ready(self) -> None:
         assert self.proc.stdout is not None
@@ -120,8 +130,12 @@ class _Worker:
 
     def send(self, amount: int, key: str, offset: float) -> None:
         assert self.proc.stdin is not None
-        command = {"tool": "record_refund", "actor": "clerk", "offset": offset,
-                   "args": {"charge": "ch_1", "amount": amount, "action_id": key}}
+        command = {
+            "tool": "record_refund",
+            "actor": "clerk",
+            "offset": offset,
+            "args": {"charge": "ch_1", "amount": amount, "action_id": key},
+        }
         self.proc.stdin.write(json.dumps(command) + "\n")
         self.proc.stdin.flush()
 
@@ -164,7 +178,7 @@ class LimitMachine(RuleBasedStateMachine):
 
     def _new(self) -> list[int]:
         with self.env.api.lock:
-            new = self.env.api.amounts[self.seen:]
+            new = self.env.api.amounts[self.seen :]
             self.seen = len(self.env.api.amounts)
         return new
 
@@ -265,17 +279,25 @@ def api() -> Iterator[_Api]:
 def run_machine(package: Built, receipts: str, api: _Api) -> None:
     env = Env(package.out, receipts, api)
     machine = type("Machine", (LimitMachine,), {"env": env})
-    run_state_machine_as_test(machine, settings=settings(max_examples=examples(20), stateful_step_count=12,
-                                                         deadline=None))
+    run_state_machine_as_test(
+        machine, settings=settings(max_examples=examples(20), stateful_step_count=12, deadline=None)
+    )
     assert env.runs, "the machine never ran"
 
 
 # the real Redis and PostgreSQL variants are in the slow suite (`-m slow`); SQLite stays fast
 @pytest.mark.long
-@pytest.mark.parametrize("store", ["sqlite", pytest.param("redis", marks=pytest.mark.slow),
-                                   pytest.param("postgres", marks=pytest.mark.slow)])
-def test_limits_hold_across_workers_under_kills(package: Built, api: _Api, tmp_path: Path, store: str,
-                                                request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    "store",
+    [
+        "sqlite",
+        pytest.param("redis", marks=pytest.mark.slow),
+        pytest.param("postgres", marks=pytest.mark.slow),
+    ],
+)
+def test_limits_hold_across_workers_under_kills(
+    package: Built, api: _Api, tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
     if store == "postgres":
         receipts = f"{request.getfixturevalue('postgres_url')}?table_prefix=m{uuid.uuid4().hex[:10]}_"
     elif store == "redis":

@@ -41,15 +41,37 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return build(tmp_path_factory.mktemp("limited"), PAYMENTS, INTENT)
 
 
-def serve(built: Built, tmp_path: Path, base_url: str, receipts: str, workers: int = 2) -> subprocess.Popen[str]:
+def serve(
+    built: Built, tmp_path: Path, base_url: str, receipts: str, workers: int = 2
+) -> subprocess.Popen[str]:
     tokens = tmp_path / "tokens.yaml"
-    tokens.write_text(f"tokens:\n  - actor: reader\n    sha256: {token_sha256(TOKEN)}\n    scopes: [payments:read]\n",
-                      encoding="utf-8")
+    tokens.write_text(
+        f"tokens:\n  - actor: reader\n    sha256: {token_sha256(TOKEN)}\n    scopes: [payments:read]\n",
+        encoding="utf-8",
+    )
     tokens.chmod(0o600)
     return subprocess.Popen(
-        [TOOLGEN, "serve", str(built.out), "--base-url", base_url, "--receipts", receipts, "--http", "127.0.0.1:0",
-         "--tokens", str(tokens), "--workers", str(workers)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ), cwd=tmp_path)
+        [
+            TOOLGEN,
+            "serve",
+            str(built.out),
+            "--base-url",
+            base_url,
+            "--receipts",
+            receipts,
+            "--http",
+            "127.0.0.1:0",
+            "--tokens",
+            str(tokens),
+            "--workers",
+            str(workers),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        cwd=tmp_path,
+    )
 
 
 async def stop(proc: subprocess.Popen[str]) -> str:
@@ -81,10 +103,17 @@ async def call_many(url: str, count: int) -> list[Any]:
 
 # the real Redis and PostgreSQL races are in the slow suite (`-m slow`); SQLite stays fast
 @pytest.mark.long
-@pytest.mark.parametrize("store", ["sqlite", pytest.param("redis", marks=pytest.mark.slow),
-                                   pytest.param("postgres", marks=pytest.mark.slow)])
-async def test_fifty_callers_on_two_workers_send_exactly_the_limit(limited: Built, tmp_path: Path, store: str,
-                                                                   request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    "store",
+    [
+        "sqlite",
+        pytest.param("redis", marks=pytest.mark.slow),
+        pytest.param("postgres", marks=pytest.mark.slow),
+    ],
+)
+async def test_fifty_callers_on_two_workers_send_exactly_the_limit(
+    limited: Built, tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
     pytest.importorskip("mcp")
     with RecordingServer() as api:
         proc = serve(limited, tmp_path, api.base_url, receipts_for(store, tmp_path, request))

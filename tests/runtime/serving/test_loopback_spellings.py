@@ -46,11 +46,15 @@ async def test_a_rebound_host_is_refused_on_every_loopback_spelling(server: Tick
     registry = make_registry(server)
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-    async with http_server(registry, actor=Actor.of("local", ["ticket:read"]), host=host) as url, \
-            httpx.AsyncClient(timeout=10) as client:
+    async with (
+        http_server(registry, actor=Actor.of("local", ["ticket:read"]), host=host) as url,
+        httpx.AsyncClient(timeout=10) as client,
+    ):
         rebound = await client.post(url, json=listing, headers={**headers, "Host": "attacker.example"})
         assert rebound.status_code == 421, rebound.text
-        foreign = await client.post(url, json=listing, headers={**headers, "Origin": "http://attacker.example"})
+        foreign = await client.post(
+            url, json=listing, headers={**headers, "Origin": "http://attacker.example"}
+        )
         assert foreign.status_code == 403, foreign.text
         own = await client.post(url, json=listing, headers=headers)
         assert own.status_code == 200 and "get_ticket" in own.text, own.text

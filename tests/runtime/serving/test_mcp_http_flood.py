@@ -34,9 +34,11 @@ from toolgen.testing.tickets_server import TicketsServer
 
 pytestmark = pytest.mark.anyio
 
-AUTHORIZED_LIST = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-                   b"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n"
-                   b"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s")
+AUTHORIZED_LIST = (
+    b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+    b"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+    b"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s"
+)
 
 
 def _connect_from(source: str, host: str, port: int) -> socket.socket:
@@ -59,7 +61,11 @@ def _authorized_request(sock: socket.socket, token: str) -> bytes:
             return answer  # closed by the server
         answer += chunk
     head, rest = answer.split(b"\r\n\r\n", 1)
-    lengths = [int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")]
+    lengths = [
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length")
+    ]
     while (len(rest) < lengths[0]) if lengths else not rest.endswith(b"0\r\n\r\n"):  # or chunked
         chunk = sock.recv(65536)
         if not chunk:
@@ -68,10 +74,13 @@ def _authorized_request(sock: socket.socket, token: str) -> bytes:
     return head.split(b"\r\n", 1)[0]
 
 
-async def test_silent_connections_never_evict_an_authenticated_kept_alive_one(server: TicketsServer,
-                                                                              tmp_path: Path) -> None:
+async def test_silent_connections_never_evict_an_authenticated_kept_alive_one(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     verifier = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
-    async with http_server(make_registry(server), verifier=verifier, header_timeout_s=60, max_waiting=4) as url:
+    async with http_server(
+        make_registry(server), verifier=verifier, header_timeout_s=60, max_waiting=4
+    ) as url:
         host, port = _host_port(url)
         kept = await anyio.to_thread.run_sync(_connect_from, "127.0.0.1", host, port)
         first = await anyio.to_thread.run_sync(_authorized_request, kept, TOKENS["reader"][0])
@@ -83,7 +92,9 @@ async def test_silent_connections_never_evict_an_authenticated_kept_alive_one(se
             await anyio.sleep(0.005)
         await anyio.sleep(0.2)
         again = await anyio.to_thread.run_sync(_authorized_request, kept, TOKENS["reader"][0])
-        assert again == b"HTTP/1.1 200 OK", "the authenticated kept-alive connection was closed for silent ones"
+        assert again == b"HTTP/1.1 200 OK", (
+            "the authenticated kept-alive connection was closed for silent ones"
+        )
         closed = [await anyio.to_thread.run_sync(_closed_by_server, s, 0.05) for s in silent]
         assert sum(not c for c in closed) <= 4, closed  # the silent ones are still capped
         for sock in (kept, *silent):
@@ -93,7 +104,9 @@ async def test_silent_connections_never_evict_an_authenticated_kept_alive_one(se
 async def test_connections_are_bounded_per_client_address(server: TicketsServer, tmp_path: Path) -> None:
     verifier = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
     per_address = max_connections_per_address(16)
-    async with http_server(make_registry(server), verifier=verifier, header_timeout_s=60, max_waiting=16) as url:
+    async with http_server(
+        make_registry(server), verifier=verifier, header_timeout_s=60, max_waiting=16
+    ) as url:
         host, port = _host_port(url)
         flood = []
         for _ in range(per_address + 8):
@@ -143,8 +156,13 @@ async def test_a_connection_flood_locks_no_token_holder_out(server: TicketsServe
                     time.sleep(0.01)
                 for _ in range(20):
                     try:
-                        statuses.append(client.post(url, json=LIST_TOOLS, headers={
-                            **MCP_HEADERS, "Authorization": f"Bearer {TOKENS['reader'][0]}"}).status_code)
+                        statuses.append(
+                            client.post(
+                                url,
+                                json=LIST_TOOLS,
+                                headers={**MCP_HEADERS, "Authorization": f"Bearer {TOKENS['reader'][0]}"},
+                            ).status_code
+                        )
                     except httpx.HTTPError as exc:
                         statuses.append(type(exc).__name__)
                     time.sleep(0.05)

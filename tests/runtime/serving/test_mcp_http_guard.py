@@ -28,8 +28,11 @@ from toolgen.testing.tickets_server import TicketsServer
 
 TOOLGEN = str(Path(sys.executable).parent / "toolgen")
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-               "MCP-Protocol-Version": "2025-11-25"}
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2025-11-25",
+}
 
 
 def _host_port(url: str) -> tuple[str, int]:
@@ -49,8 +52,9 @@ def _closed_by_server(sock: socket.socket, within_s: float) -> bool:
 
 
 def _list_tools(url: str, token: str, timeout: float = 10) -> int:
-    return httpx.post(url, json=LIST_TOOLS, headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"},
-                      timeout=timeout).status_code
+    return httpx.post(
+        url, json=LIST_TOOLS, headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"}, timeout=timeout
+    ).status_code
 
 
 def test_the_waiting_cap_follows_the_open_file_limit() -> None:
@@ -63,7 +67,8 @@ def test_the_waiting_cap_follows_the_open_file_limit() -> None:
 
 @pytest.mark.anyio
 async def test_silent_and_trickling_connections_are_closed_at_the_header_deadline(
-        server: TicketsServer, tmp_path: Path) -> None:
+    server: TicketsServer, tmp_path: Path
+) -> None:
     verifier = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
     async with http_server(make_registry(server), verifier=verifier, header_timeout_s=0.5) as url:
         host, port = _host_port(url)
@@ -103,14 +108,23 @@ async def test_silent_and_trickling_connections_are_closed_at_the_header_deadlin
 
 
 @pytest.mark.anyio
-async def test_the_longest_waiting_connection_is_closed_beyond_the_cap(server: TicketsServer, tmp_path: Path) -> None:
+async def test_the_longest_waiting_connection_is_closed_beyond_the_cap(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     verifier = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
-    async with http_server(make_registry(server), verifier=verifier, header_timeout_s=60, max_waiting=4) as url:
+    async with http_server(
+        make_registry(server), verifier=verifier, header_timeout_s=60, max_waiting=4
+    ) as url:
         host, port = _host_port(url)
         socks = []
-        for n in range(10):  # one by one, each from an address of its own (one address has a bound of its own)
-            socks.append(await anyio.to_thread.run_sync(partial(socket.create_connection, (host, port),
-                                                                source_address=(f"127.0.0.{n + 2}", 0))))
+        for n in range(
+            10
+        ):  # one by one, each from an address of its own (one address has a bound of its own)
+            socks.append(
+                await anyio.to_thread.run_sync(
+                    partial(socket.create_connection, (host, port), source_address=(f"127.0.0.{n + 2}", 0))
+                )
+            )
             await anyio.sleep(0.02)
         await anyio.sleep(0.3)
         closed = [await anyio.to_thread.run_sync(_closed_by_server, s, 0.3) for s in socks]
@@ -125,17 +139,39 @@ def _serve_with_256_files(tmp_path: Path, server: TicketsServer) -> subprocess.P
     tokens = write_token_file(tmp_path / "tokens.yaml")
     env = dict(os.environ, TICKETS_TOKEN=server.token)
     env.pop("TOOLGEN_SCOPES", None)
-    limited = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)); "
-               "os.execv(sys.argv[1], sys.argv[1:])")
+    limited = (
+        "import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
     return subprocess.Popen(
-        [sys.executable, "-c", limited, TOOLGEN, "serve", str(tickets_dir()), "--base-url", server.base_url,
-         "--receipts", str(tmp_path / "r.db"), "--http", "127.0.0.1:0", "--tokens", str(tokens)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+        [
+            sys.executable,
+            "-c",
+            limited,
+            TOOLGEN,
+            "serve",
+            str(tickets_dir()),
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            str(tmp_path / "r.db"),
+            "--http",
+            "127.0.0.1:0",
+            "--tokens",
+            str(tokens),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 @pytest.mark.anyio
 async def test_half_open_connections_beyond_the_file_limit_lock_no_token_holder_out(
-        server: TicketsServer, tmp_path: Path) -> None:
+    server: TicketsServer, tmp_path: Path
+) -> None:
     proc = _serve_with_256_files(tmp_path, server)
     socks: list[socket.socket] = []
     try:

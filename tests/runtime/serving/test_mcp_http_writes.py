@@ -33,8 +33,13 @@ def _first_reads(host: str, port: int, requests: int) -> list[bytes]:
             while b"\r\n\r\n" not in whole:
                 whole += sock.recv(65536)
             head, body = whole.split(b"\r\n\r\n", 1)
-            length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:")))
+            length = int(
+                next(
+                    line.split(b":", 1)[1]
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+            )
             while len(body) < length:
                 body += sock.recv(65536)
             firsts.append(first)
@@ -76,8 +81,8 @@ async def test_a_head_leaves_with_the_next_write_at_once() -> None:
         writes.write(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n")
         with pytest.raises(BlockingIOError):  # the head waits for what follows it
             theirs.recv(1)
-        writes.writelines([b"", bytearray(b"{\"a\": 1}")])  # no need to leave this turn of the loop
-        assert theirs.recv(65536) == b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n{\"a\": 1}"
+        writes.writelines([b"", bytearray(b'{"a": 1}')])  # no need to leave this turn of the loop
+        assert theirs.recv(65536) == b'HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n{"a": 1}'
         writes.write(b"data: 1\n\n")  # any other write is sent at once
         assert theirs.recv(65536) == b"data: 1\n\n"
         writes.write(b"HTTP/1.1 200 OK\r\n\r\n")  # a head nothing follows: sent when the turn ends

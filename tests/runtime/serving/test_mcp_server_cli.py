@@ -21,51 +21,93 @@ from toolgen.testing.tickets_server import TicketsServer
 TOOLGEN = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
 
 
-def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str,
-             token: str | None = None) -> tuple[int, Any, str]:
+def run_call(
+    server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str, token: str | None = None
+) -> tuple[int, Any, str]:
     env = dict(os.environ, TICKETS_TOKEN=token or server.token)
     env.pop("TOOLGEN_SCOPES", None)
     proc = subprocess.run(
-        [TOOLGEN, "call", str(tickets_dir()), tool, "--args", args if isinstance(args, str) else json.dumps(args),
-         "--base-url", server.base_url, "--receipts", str(tmp_path / "r.sqlite3"), *extra],
-        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, check=False,
+        [
+            TOOLGEN,
+            "call",
+            str(tickets_dir()),
+            tool,
+            "--args",
+            args if isinstance(args, str) else json.dumps(args),
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            str(tmp_path / "r.sqlite3"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
     )
     out = json.loads(proc.stdout) if proc.stdout.strip() else None
     return proc.returncode, out, proc.stderr
 
 
-def call_here(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str,
-              monkeypatch: pytest.MonkeyPatch) -> tuple[int, Any, str]:
+def call_here(
+    server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, Any, str]:
     """`run_call` in-process: one `toolgen call` command as click runs it, in `tmp_path`, with its own
     registry over the same receipts file (what two commands share is only what is on disk)."""
     monkeypatch.setenv("TICKETS_TOKEN", server.token)
     monkeypatch.delenv("TOOLGEN_SCOPES", raising=False)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, [
-        "call", str(tickets_dir()), tool, "--args", args if isinstance(args, str) else json.dumps(args),
-        "--base-url", server.base_url, "--receipts", str(tmp_path / "r.sqlite3"), *extra])
+    result = CliRunner().invoke(
+        main,
+        [
+            "call",
+            str(tickets_dir()),
+            tool,
+            "--args",
+            args if isinstance(args, str) else json.dumps(args),
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            str(tmp_path / "r.sqlite3"),
+            *extra,
+        ],
+    )
     out = json.loads(result.stdout) if result.stdout.strip() else None
     return result.exit_code, out, result.stderr
 
 
-def test_a_preview_in_a_memory_store_is_gone_for_the_next_command(server: TicketsServer, tmp_path: Path) -> None:
+def test_a_preview_in_a_memory_store_is_gone_for_the_next_command(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     args = {"ticket_id": "T-103", "note": "Called back.", "visibility": "internal"}
     memory = ["--scopes", "ticket:write", "--receipts", "memory://"]
     code, preview, err = run_call(server, tmp_path, "preview_ticket_followup", args, *memory)
     assert code == 0 and "memory://" in err and "executes the stored preview" in err, err
     preview_id = preview["result"]["preview_id"]
-    code, out, err = run_call(server, tmp_path, "record_ticket_followup", {"preview_id": preview_id, "action_id": "m"},
-                              *memory, "--approve", preview_id)
+    code, out, err = run_call(
+        server,
+        tmp_path,
+        "record_ticket_followup",
+        {"preview_id": preview_id, "action_id": "m"},
+        *memory,
+        "--approve",
+        preview_id,
+    )
     assert code == 1 and out["error"]["code"] == "preview_not_found" and "memory://" in err
     assert server.side_effects["addFollowup"] == 0
 
 
-def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_call_read_preview_record_and_errors(
+    server: TicketsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each command in-process (the real processes are the other tests'): a preview stored by one
     command is executed by the next through the receipts file, and so are the cursors."""
 
-    def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str) -> tuple[int, Any, str]:
+    def run_call(
+        server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str
+    ) -> tuple[int, Any, str]:
         return call_here(server, tmp_path, tool, args, *extra, monkeypatch=monkeypatch)
 
     code, out, _ = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"}, "--scopes", "ticket:read")
@@ -81,9 +123,12 @@ def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Pa
     record = {"preview_id": preview["result"]["preview_id"], "action_id": "cli-1"}
     code, out, _ = run_call(server, tmp_path, "record_ticket_followup", record, "--scopes", "ticket:write")
     assert code == 1 and out["error"]["code"] == "approval_required"
-    assert out["error"]["details"]["request"]["body"] == preview["result"]["request"]["body"]  # what to approve
-    code, out, _ = run_call(server, tmp_path, "record_ticket_followup", dict(args, action_id="cli-1"),
-                            "--scopes", "ticket:write")
+    assert (
+        out["error"]["details"]["request"]["body"] == preview["result"]["request"]["body"]
+    )  # what to approve
+    code, out, _ = run_call(
+        server, tmp_path, "record_ticket_followup", dict(args, action_id="cli-1"), "--scopes", "ticket:write"
+    )
     assert code == 1 and out["error"]["code"] == "invalid_arguments"  # the arguments again: refused
     approve = ["--scopes", "ticket:write", "--approve", preview["result"]["preview_id"]]
     code, first, _ = run_call(server, tmp_path, "record_ticket_followup", record, *approve)
@@ -95,25 +140,45 @@ def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Pa
 
     # pagination cursors survive between processes (key kept beside the receipts)
     code, page1, _ = run_call(server, tmp_path, "list_tickets", {"page_size": 2}, "--scopes", "ticket:read")
-    code, page2, _ = run_call(server, tmp_path, "list_tickets", {"page_size": 2, "cursor": page1["result"]["next_cursor"]},
-                              "--scopes", "ticket:read")
+    code, page2, _ = run_call(
+        server,
+        tmp_path,
+        "list_tickets",
+        {"page_size": 2, "cursor": page1["result"]["next_cursor"]},
+        "--scopes",
+        "ticket:read",
+    )
     assert code == 0 and page2["ok"]
     assert {i["id"] for i in page1["result"]["items"]}.isdisjoint({i["id"] for i in page2["result"]["items"]})
 
 
-def test_call_bad_input_exit_2(server: TicketsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_call_bad_input_exit_2(
+    server: TicketsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, out, err = call_here(server, tmp_path, "get_ticket", "{not json", monkeypatch=monkeypatch)
     assert code == 2 and out is None and "JSON" in err
     code, out, err = call_here(server, tmp_path, "no_such_tool", {}, monkeypatch=monkeypatch)
     assert code == 2 and "unknown tool" in err
-    proc = subprocess.run([TOOLGEN, "call", str(tmp_path / "nowhere"), "get_ticket"], capture_output=True,
-                          text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [TOOLGEN, "call", str(tmp_path / "nowhere"), "get_ticket"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2
 
 
 def test_call_secret_never_printed(server: TicketsServer, tmp_path: Path) -> None:
-    code, out, err = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"}, "--scopes", "ticket:read",
-                              token="wrong-secret-token-123")
+    code, out, err = run_call(
+        server,
+        tmp_path,
+        "get_ticket",
+        {"ticket_id": "T-102"},
+        "--scopes",
+        "ticket:read",
+        token="wrong-secret-token-123",
+    )
     assert code == 1 and out["error"]["code"] == "upstream_unauthorized"
     assert "wrong-secret-token-123" not in json.dumps(out) + err
 
@@ -125,8 +190,16 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
 
     params = StdioServerParameters(
         command=TOOLGEN,
-        args=["serve", str(tickets_dir()), "--scopes", "ticket:read,ticket:write", "--base-url", server.base_url,
-              "--receipts", str(tmp_path / "mcp.sqlite3")],
+        args=[
+            "serve",
+            str(tickets_dir()),
+            "--scopes",
+            "ticket:read,ticket:write",
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            str(tmp_path / "mcp.sqlite3"),
+        ],
         env={"TICKETS_TOKEN": server.token, "PATH": os.environ.get("PATH", "")},
         cwd=str(tmp_path),
     )
@@ -159,8 +232,10 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
         denied = await client.call_tool("record_ticket_followup", record)
         assert denied.is_error and mcp_json(denied)["error"]["code"] == "approval_required"
         # the host shows the human what the approval covers: the previewed request
-        assert mcp_json(denied)["error"]["details"]["request"]["body"] == \
-            preview.structured_content["request"]["body"]
+        assert (
+            mcp_json(denied)["error"]["details"]["request"]["body"]
+            == preview.structured_content["request"]["body"]
+        )
         meta: Any = {"toolgen/approval": {"preview_id": preview_id, "approved_by": "human"}}
         first = await client.call_tool("record_ticket_followup", record, meta=meta)
         assert first.is_error is False, first
@@ -170,7 +245,9 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
         assert again.is_error is False and (again.meta or {}).get("toolgen/replayed") is True
         assert server.side_effects["addFollowup"] == 1
 
-        no_scope = await client.call_tool("record_ticket_delete", {"preview_id": preview_id, "action_id": "x"})
+        no_scope = await client.call_tool(
+            "record_ticket_delete", {"preview_id": preview_id, "action_id": "x"}
+        )
         assert no_scope.is_error and mcp_json(no_scope)["error"]["code"] in ("permission_denied",)
 
         with pytest.raises(MCPError):
@@ -190,7 +267,16 @@ def test_list_tools_result_is_ordered_and_carries_cache_hints() -> None:
     assert [t["name"] for t in dumped["tools"]] == sorted(t["name"] for t in dumped["tools"])
     assert dumped["ttlMs"] > 0 and dumped["cacheScope"] == "public"
     assert per_caller["cacheScope"] == "private"
-    assert [t["name"] for t in per_caller["tools"]] == ["get_ticket", "get_ticket_history", "get_ticket_view",
-                                                       "list_tickets"]
+    assert [t["name"] for t in per_caller["tools"]] == [
+        "get_ticket",
+        "get_ticket_history",
+        "get_ticket_view",
+        "list_tickets",
+    ]
     for tool in dumped["tools"]:
-        assert set(tool["annotations"]) >= {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+        assert set(tool["annotations"]) >= {
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        }

@@ -64,19 +64,28 @@ async def test_the_served_entry_is_the_built_one_and_its_answer_conforms(github_
         served = next(_dump(t) for t in listed if t.name == SEARCH_TOOL_NAME)
         assert served == on_disk
         # a caller holding every scope is listed exactly the build's up-front MCP catalog
-        assert sorted((_dump(t) for t in listed), key=lambda e: e["name"]) == sorted(upfront,
-                                                                                  key=lambda e: e["name"])
+        assert sorted((_dump(t) for t in listed), key=lambda e: e["name"]) == sorted(
+            upfront, key=lambda e: e["name"]
+        )
         found = await client.call_tool(SEARCH_TOOL_NAME, {"query": "merge the pull request", "limit": 4})
         assert found.is_error is False, found
         answer = found.structured_content
         jsonschema.Draft202012Validator(served["outputSchema"]).validate(answer)
-        assert answer["hits"][0] == {**answer["hits"][0], "tool": "record_merge_pull_request", "toolset": "pulls"}
+        assert answer["hits"][0] == {
+            **answer["hits"][0],
+            "tool": "record_merge_pull_request",
+            "toolset": "pulls",
+        }
         names = [t["name"] for t in answer["tools"]]
-        assert "record_merge_pull_request" in names and "record_merge_pull_request" not in [t.name for t in listed]
+        assert "record_merge_pull_request" in names and "record_merge_pull_request" not in [
+            t.name for t in listed
+        ]
         assert len(answer["hits"]) <= 4
     async with Client(build_server(registry, Actor.of("agent", ["issues:read"]))) as client:
         listed = (await client.list_tools()).tools
-        assert next(_dump(t) for t in listed if t.name == SEARCH_TOOL_NAME) == on_disk  # the same for everyone
+        assert (
+            next(_dump(t) for t in listed if t.name == SEARCH_TOOL_NAME) == on_disk
+        )  # the same for everyone
         found = await client.call_tool(SEARCH_TOOL_NAME, {"query": "merge the pull request"})
         answer = found.structured_content
         jsonschema.Draft202012Validator(on_disk["outputSchema"]).validate(answer)
@@ -99,11 +108,14 @@ def test_each_entry_is_a_fresh_value() -> None:
     first["annotations"]["readOnlyHint"] = False
     again = mcp_search_tool(["pulls"])
     assert again["outputSchema"] == SEARCH_TOOL_OUTPUT_SCHEMA and "extra" not in json.dumps(again)
-    assert set(again["inputSchema"]["properties"]) == {"query", "limit"} and again["annotations"]["readOnlyHint"]
+    assert (
+        set(again["inputSchema"]["properties"]) == {"query", "limit"} and again["annotations"]["readOnlyHint"]
+    )
 
 
 def test_the_client_run_entries_are_the_kernel_entries_and_a_null_limit_is_the_default(
-        github_build: ApiBuild) -> None:
+    github_build: ApiBuild,
+) -> None:
     """The Chat Completions and Gemini up-front views end with the kernel's client-run entries over
     the same toolsets; the strict function's null `limit` is answered as the default (5 hits), while
     an integer out of range is still refused at `/limit`."""
@@ -138,13 +150,26 @@ async def test_the_listed_input_schema_admits_exactly_what_the_server_answers(tm
     from mcp import Client, StdioServerParameters
 
     toolgen = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
-    params = StdioServerParameters(command=toolgen, args=["serve", str(GITHUB), "--scopes", ",".join(ALL_SCOPES),
-                                                          "--base-url", "http://127.0.0.1:9",
-                                                          "--receipts", str(tmp_path / "r.sqlite3")],
-                                   env={"PATH": os.environ.get("PATH", "")}, cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=toolgen,
+        args=[
+            "serve",
+            str(GITHUB),
+            "--scopes",
+            ",".join(ALL_SCOPES),
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--receipts",
+            str(tmp_path / "r.sqlite3"),
+        ],
+        env={"PATH": os.environ.get("PATH", "")},
+        cwd=str(tmp_path),
+    )
     async with Client(params) as client:
         listed = next(t for t in (await client.list_tools()).tools if t.name == SEARCH_TOOL_NAME)
-        validator = jsonschema.Draft202012Validator(listed.input_schema, format_checker=jsonschema.FormatChecker())
+        validator = jsonschema.Draft202012Validator(
+            listed.input_schema, format_checker=jsonschema.FormatChecker()
+        )
         for limit in (None, 1, 5, 20, "5", 0, 21, 2.5, True):
             args = {"query": "merge the pull request", "limit": limit}
             answer = await client.call_tool(SEARCH_TOOL_NAME, args)

@@ -32,34 +32,41 @@ def searched() -> tuple[ToolSearch, Actor]:
     return ToolSearch(Registry.from_dir(GITHUB, base_url="http://127.0.0.1:9")), Actor.of("admin", scopes)
 
 
-@pytest.mark.parametrize(("args", "pointer"), [
-    ({"query": "list issues", "limit": math.nan}, "/limit"),
-    ({"query": "list issues", "limit": math.inf}, "/limit"),
-    ({"query": "list issues", 1: 2}, ""),
-    ({2: "list issues"}, ""),
-    ({"query": "list \ud800 issues"}, "/query"),
-    ({"query": b"list issues"}, "/query"),
-    ({"query": "list issues", "limit": 5, "verbose": True}, "/verbose"),
-    ({"query": "list issues", "limit": True}, "/limit"),
-    ({"query": "list issues", "limit": "5"}, "/limit"),
-    ({"query": "list issues", "limit": 0}, "/limit"),
-    ({"query": "list issues", "limit": -1}, "/limit"),
-    ({"query": "list issues", "limit": 1e9}, "/limit"),
-    ({"query": "list issues", "limit": 2**70}, "/limit"),
-    ({"query": "list issues", "limit": 2.5}, "/limit"),
-    ({"query": ""}, "/query"),
-    ({"query": "x" * 501}, "/query"),
-    ({"query": None}, "/query"),
-    ({"limit": 3}, "/query"),
-    ([], ""),
-    ("list issues", ""),
-])
-def test_bad_input_is_refused_at_its_pointer(searched: tuple[ToolSearch, Actor], args: Any, pointer: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "pointer"),
+    [
+        ({"query": "list issues", "limit": math.nan}, "/limit"),
+        ({"query": "list issues", "limit": math.inf}, "/limit"),
+        ({"query": "list issues", 1: 2}, ""),
+        ({2: "list issues"}, ""),
+        ({"query": "list \ud800 issues"}, "/query"),
+        ({"query": b"list issues"}, "/query"),
+        ({"query": "list issues", "limit": 5, "verbose": True}, "/verbose"),
+        ({"query": "list issues", "limit": True}, "/limit"),
+        ({"query": "list issues", "limit": "5"}, "/limit"),
+        ({"query": "list issues", "limit": 0}, "/limit"),
+        ({"query": "list issues", "limit": -1}, "/limit"),
+        ({"query": "list issues", "limit": 1e9}, "/limit"),
+        ({"query": "list issues", "limit": 2**70}, "/limit"),
+        ({"query": "list issues", "limit": 2.5}, "/limit"),
+        ({"query": ""}, "/query"),
+        ({"query": "x" * 501}, "/query"),
+        ({"query": None}, "/query"),
+        ({"limit": 3}, "/query"),
+        ([], ""),
+        ("list issues", ""),
+    ],
+)
+def test_bad_input_is_refused_at_its_pointer(
+    searched: tuple[ToolSearch, Actor], args: Any, pointer: str
+) -> None:
     search, actor = searched
     result = search.run(args, actor)
     assert not result.ok and result.error is not None and result.error.code == "invalid_arguments"
     assert result.error.details["pointer"] == pointer, result.error.message
-    assert "null is not" not in result.error.message or args == {"query": None}  # the value sent, not a conversion
+    assert "null is not" not in result.error.message or args == {
+        "query": None
+    }  # the value sent, not a conversion
 
 
 @pytest.mark.parametrize("limit", [None, 5, 5.0, 1, MAX_LIMIT, float(MAX_LIMIT)])
@@ -75,8 +82,11 @@ def test_a_limit_the_contract_admits_is_answered(searched: tuple[ToolSearch, Act
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.binary(max_size=3),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=3),
-    max_leaves=8)
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=examples(200), deadline=None)

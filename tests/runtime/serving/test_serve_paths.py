@@ -40,20 +40,39 @@ def make_registry(server: TicketsServer, *, header_on: str | None = None) -> Reg
     for entry in catalog:
         if entry["name"] == header_on:
             entry["inputSchema"]["properties"]["ticket_id"]["x-mcp-header"] = "Ticket"
-    return Registry(policy, catalog, base_url=server.base_url,
-                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                    receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    return Registry(
+        policy,
+        catalog,
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
 
 
 async def raw_call(url: str, ticket_id: str, headers: dict[str, str]) -> tuple[int, Any]:
     """A 2026-07-28 ``tools/call`` of ``get_ticket`` posted by hand, with extra `headers`."""
     from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "get_ticket", "arguments": {"ticket_id": ticket_id},
-                       "_meta": {PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_CAPABILITIES_META_KEY: {}}}}
-    sent = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "get_ticket", **headers}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "get_ticket",
+            "arguments": {"ticket_id": ticket_id},
+            "_meta": {PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_CAPABILITIES_META_KEY: {}},
+        },
+    }
+    sent = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "get_ticket",
+        **headers,
+    }
     async with httpx2.AsyncClient(timeout=30) as http:
         response = await http.post(url, content=json.dumps(body), headers=sent)
     text = response.text
@@ -70,10 +89,16 @@ def _oracle(value: Any) -> bool:
     return False
 
 
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                     lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.sampled_from(["type", "properties", "items", "x-mcp-header", "a"]),
-                                       inner, max_size=4), max_leaves=20)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["type", "properties", "items", "x-mcp-header", "a"]), inner, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
 
 
 @given(_json)
@@ -102,8 +127,10 @@ async def test_calls_with_and_without_param_headers_are_answered_as_before(serve
         assert status == 200 and answer["result"]["structuredContent"]["id"] == "T-102", answer
         status, answer = await raw_call(url, "T-102", {})
         assert status == 200 and answer["result"]["structuredContent"]["id"] == "T-102", answer
-        async with httpx2.AsyncClient(timeout=30) as http, \
-                Client(streamable_http_client(url, http_client=http)) as client:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
             assert client.protocol_version == MODERN
             result = await client.call_tool("get_ticket", {"ticket_id": "T-103"})
             assert result.is_error is False and result.structured_content["id"] == "T-103"
@@ -124,8 +151,10 @@ async def test_a_declared_header_is_still_checked_against_the_arguments(server: 
         assert status == 400 and "missing" in answer["error"]["message"], answer
         status, answer = await raw_call(url, "T-102", {"Mcp-Param-Ticket": "T-102"})
         assert status == 200 and answer["result"]["structuredContent"]["id"] == "T-102", answer
-        async with httpx2.AsyncClient(timeout=30) as http, \
-                Client(streamable_http_client(url, http_client=http)) as client:  # mirrors the header itself
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):  # mirrors the header itself
             result = await client.call_tool("get_ticket", {"ticket_id": "T-104"})
             assert result.is_error is False and result.structured_content["id"] == "T-104"
     calls = [e for e in registry.audit.events if e.tool == "get_ticket" and e.step == "result"]  # type: ignore[attr-defined]

@@ -36,8 +36,15 @@ from toolgen.search.vector_index import SEMANTIC_FORMAT
 
 REPO = Path(__file__).resolve().parents[3]
 GENERATED = REPO / "generated"
-QUERIES = ("merge the pull request", "get rid of the bug label on issue 12", "lock the conversation",
-           "delete the repo", "who commented on the issue", "refund a charge", "cancel the subscription")
+QUERIES = (
+    "merge the pull request",
+    "get rid of the bug label on issue 12",
+    "lock the conversation",
+    "delete the repo",
+    "who commented on the issue",
+    "refund a charge",
+    "cancel the subscription",
+)
 
 
 @pytest.fixture()
@@ -96,15 +103,20 @@ def test_a_registry_loaded_from_a_folder_ranks_with_its_search_json(github_copy:
     assert ToolIndex.from_registry(in_memory).search("zebra", limit=3) == []
 
 
-@pytest.mark.parametrize("content", [
-    None,                                       # absent
-    "{not json",                                # unreadable
-    json.dumps({"format": SEMANTIC_FORMAT + 1, "documents": []}),  # another format
-    json.dumps({"format": SEARCH_FORMAT, "documents": "x"}),       # malformed
-    json.dumps({"format": SEARCH_FORMAT, "documents": [{"fields": {}, "tools": [["t"]]}]}),
-    json.dumps([1, 2]),
-])
-def test_a_missing_or_broken_index_falls_back_to_the_same_ranking(github_copy: Path, content: str | None) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,  # absent
+        "{not json",  # unreadable
+        json.dumps({"format": SEMANTIC_FORMAT + 1, "documents": []}),  # another format
+        json.dumps({"format": SEARCH_FORMAT, "documents": "x"}),  # malformed
+        json.dumps({"format": SEARCH_FORMAT, "documents": [{"fields": {}, "tools": [["t"]]}]}),
+        json.dumps([1, 2]),
+    ],
+)
+def test_a_missing_or_broken_index_falls_back_to_the_same_ranking(
+    github_copy: Path, content: str | None
+) -> None:
     expected = _ranked(ToolIndex.from_dir(GENERATED / "github"))
     path = github_copy / "search.json"
     if content is None:
@@ -117,17 +129,36 @@ def test_a_missing_or_broken_index_falls_back_to_the_same_ranking(github_copy: P
 
 def test_search_json_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
     intent = tmp_path / "gh.yaml"
-    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(REPO / 'specs' / 'github.slice.json'))}\n"
-                      "api: {name: gh}\ntoolsets: {issues: {description: Issues., loading: eager}}\n"
-                      'include: [{match: "tag:issues", toolset: issues}, '
-                      '{match: "*", toolset: from_tag, loading: deferred}]\n', encoding="utf-8")
+    intent.write_text(
+        f"toolgen: 1\nspec: {json.dumps(str(REPO / 'specs' / 'github.slice.json'))}\n"
+        "api: {name: gh}\ntoolsets: {issues: {description: Issues., loading: eager}}\n"
+        'include: [{match: "tag:issues", toolset: issues}, '
+        '{match: "*", toolset: from_tag, loading: deferred}]\n',
+        encoding="utf-8",
+    )
     trees = []
     for seed in ("0", "4242"):
         out = tmp_path / f"out{seed}"
-        proc = subprocess.run([sys.executable, "-m", "toolgen", "build", intent.name, "--out", out.name, "-q",
-                               "--emit", "openai,anthropic,mcp,gemini,policy,report"],
-                              env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True,
-                              timeout=300, check=False, cwd=tmp_path)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolgen",
+                "build",
+                intent.name,
+                "--out",
+                out.name,
+                "-q",
+                "--emit",
+                "openai,anthropic,mcp,gemini,policy,report",
+            ],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         trees.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert {"search.json", "openai.responses.json"} <= set(trees[0])
@@ -135,8 +166,11 @@ def test_search_json_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None
 
 
 def test_cli_json_hits_carry_the_toolset() -> None:
-    result = CliRunner().invoke(main, ["search", str(GENERATED / "github"), "merge the pull request", "--format",
-                                       "json", "--limit", "3"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        ["search", str(GENERATED / "github"), "merge the pull request", "--format", "json", "--limit", "3"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     hits = json.loads(result.output)
     assert hits[0]["tool"] == "record_merge_pull_request" and hits[0]["toolset"] == "pulls"
@@ -160,22 +194,37 @@ def test_a_deferred_tool_found_by_search_is_still_checked_on_the_call() -> None:
     hit = ToolIndex.from_dir(GENERATED / "github").search("merge the pull request", limit=1)[0]
     assert hit.tool == "record_merge_pull_request"
     registry = Registry.from_dir(GENERATED / "github", base_url="http://127.0.0.1:9")
-    result = registry.call(hit.tool, {"preview_id": "p-1", "action_id": "a-1"},
-                           actor=Actor.of("agent", ["issues:read"]))
+    result = registry.call(
+        hit.tool, {"preview_id": "p-1", "action_id": "a-1"}, actor=Actor.of("agent", ["issues:read"])
+    )
     assert not result.ok and result.error is not None and result.error.code == "permission_denied"
     # and a caller whose scopes do not allow it never gets it from search
-    assert all(h.tool != "record_merge_pull_request"
-               for h in ToolIndex.from_dir(GENERATED / "github").search("merge the pull request",
-                                                                        scopes=["issues:read"], limit=20))
+    assert all(
+        h.tool != "record_merge_pull_request"
+        for h in ToolIndex.from_dir(GENERATED / "github").search(
+            "merge the pull request", scopes=["issues:read"], limit=20
+        )
+    )
 
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 30) | st.sampled_from([3.0, 2.5, 21.0])
-                     | st.text(max_size=12),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6) | st.sampled_from(["a/b", "~0", "~"]), inner,
-                                                                                   max_size=3), max_leaves=8)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 30)
+    | st.sampled_from([3.0, 2.5, 21.0])
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=6) | st.sampled_from(["a/b", "~0", "~"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 _QUERY = st.text(max_size=40) | st.sampled_from(QUERIES) | st.text(min_size=498, max_size=502)
-_ARGS = st.one_of(_JSON, st.fixed_dictionaries({"query": _QUERY}, optional={"limit": _JSON, "extra": _JSON}),
-                  st.fixed_dictionaries({"query": st.sampled_from(QUERIES), "limit": st.integers(-1, 22)}))
+_ARGS = st.one_of(
+    _JSON,
+    st.fixed_dictionaries({"query": _QUERY}, optional={"limit": _JSON, "extra": _JSON}),
+    st.fixed_dictionaries({"query": st.sampled_from(QUERIES), "limit": st.integers(-1, 22)}),
+)
 _POLICY_ROWS = json.loads((GENERATED / "github" / "policy.json").read_text(encoding="utf-8"))["tools"]
 _SCOPES = sorted({str(s) for row in _POLICY_ROWS for s in row.get("permission") or []})
 
@@ -204,7 +253,9 @@ def test_the_meta_tool_returns_full_definitions_of_allowed_tools(github_search: 
     assert answer["hits"][0]["tool"] == "record_merge_pull_request" and len(answer["hits"]) == 3
     # the hits are the ranking of `toolgen search` (the index of search.json), with the caller's scopes
     index = ToolIndex.from_dir(GENERATED / "github")
-    assert answer["hits"] == [h.to_json() for h in index.search("merge the pull request", scopes=_SCOPES, limit=3)]
+    assert answer["hits"] == [
+        h.to_json() for h in index.search("merge the pull request", scopes=_SCOPES, limit=3)
+    ]
     # every definition is the mcp.json entry; a write's hit brings preview_* then record_*
     names = [t["name"] for t in answer["tools"]]
     assert all(t == by_name[t["name"]] for t in answer["tools"])
@@ -218,10 +269,13 @@ def test_the_meta_tool_returns_full_definitions_of_allowed_tools(github_search: 
     assert all(_allowed(h["tool"], {"issues:read"}) for h in reader.result["hits"])
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(arguments=_ARGS, scopes=st.sets(st.sampled_from(_SCOPES), max_size=4))
-def test_the_meta_tool_answers_any_arguments_as_its_input_schema_says(github_search: Any, arguments: Any,
-                                                                      scopes: set[str]) -> None:
+def test_the_meta_tool_answers_any_arguments_as_its_input_schema_says(
+    github_search: Any, arguments: Any, scopes: set[str]
+) -> None:
     """Whatever the arguments and the caller: arguments the input schema accepts give an answer that
     its output schema accepts, holding only tools the caller may use; any other arguments give
     ``invalid_arguments`` naming where. Never an exception. A null ``limit`` is the default
@@ -239,4 +293,5 @@ def test_the_meta_tool_answers_any_arguments_as_its_input_schema_says(github_sea
         assert not result.ok and result.error is not None and result.error.code == "invalid_arguments"
         pointer = result.error.details["pointer"]  # the value's own, or the unexpected member's
         assert pointer in ("", "/query", "/limit") or (
-            isinstance(arguments, dict) and pointer in {join_pointer("", k) for k in arguments})
+            isinstance(arguments, dict) and pointer in {join_pointer("", k) for k in arguments}
+        )

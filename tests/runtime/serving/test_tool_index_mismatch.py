@@ -58,7 +58,10 @@ def test_an_index_without_documents_is_not_taken_for_an_api_without_tools(packag
         assert _ranked(index) == expected  # the package analysed: search still answers
         [warning] = index.warnings
         assert warning.code == "search_index_mismatch" and warning.file == str(package / SEARCH_FILE)
-        assert "it has no documents, while the package has" in warning.message and "toolgen build" in warning.hint
+        assert (
+            "it has no documents, while the package has" in warning.message
+            and "toolgen build" in warning.hint
+        )
 
 
 def test_an_index_of_other_tools_is_named(package: Path) -> None:
@@ -68,10 +71,14 @@ def test_an_index_of_other_tools_is_named(package: Path) -> None:
     _rewrite(package, drop_one)
     [warning] = ToolIndex.from_dir(package).warnings
     assert warning.code == "search_index_mismatch" and "record_lock_issue" in warning.message
-    assert [h.tool for h in ToolIndex.from_dir(package).search("lock the conversation", limit=1)] == ["record_lock_issue"]
+    assert [h.tool for h in ToolIndex.from_dir(package).search("lock the conversation", limit=1)] == [
+        "record_lock_issue"
+    ]
 
 
-@pytest.mark.parametrize("content", ["{not json", json.dumps({"format": 0, "documents": []}), json.dumps([1])])
+@pytest.mark.parametrize(
+    "content", ["{not json", json.dumps({"format": 0, "documents": []}), json.dumps([1])]
+)
 def test_an_unreadable_index_is_named(package: Path, content: str) -> None:
     (package / SEARCH_FILE).write_text(content, encoding="utf-8")
     [warning] = ToolIndex.from_dir(package).warnings
@@ -98,21 +105,49 @@ def test_toolgen_serve_says_it_at_start_up(package: Path, tmp_path: Path) -> Non
     """`toolgen serve` over stdio, its input closed at once: the start-up warnings are all it says."""
     _rewrite(package, lambda data: data.update(documents=[]))
     assert [w.code for w in index_warnings(Registry.from_dir(package))] == ["search_index_mismatch"]
-    proc = subprocess.run([TOOLGEN, "serve", str(package), "--base-url", "http://127.0.0.1:9",
-                           "--receipts", "memory://"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path, check=False)
+    proc = subprocess.run(
+        [TOOLGEN, "serve", str(package), "--base-url", "http://127.0.0.1:9", "--receipts", "memory://"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
+    )
     assert "toolgen serve: warning: [search_index_mismatch]" in proc.stderr, proc.stderr
-    never = subprocess.run([TOOLGEN, "serve", str(package), "--base-url", "http://127.0.0.1:9",
-                            "--receipts", "memory://", "--search-tool", "never"], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    never = subprocess.run(
+        [
+            TOOLGEN,
+            "serve",
+            str(package),
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--receipts",
+            "memory://",
+            "--search-tool",
+            "never",
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
+    )
     assert "search_index" not in never.stderr  # no meta-tool served: its index is nobody's concern
 
 
 def test_a_genuinely_empty_api_builds_and_loads_without_a_warning(tmp_path: Path) -> None:
-    (tmp_path / "spec.json").write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "Empty", "version": "1"},
-                                                    "paths": {}}), encoding="utf-8")
-    (tmp_path / "empty.yaml").write_text("toolgen: 1\nspec: spec.json\napi: {name: empty}\ntools: {}\n", encoding="utf-8")
-    result = CliRunner().invoke(main, ["build", str(tmp_path / "empty.yaml"), "--out", str(tmp_path / "out"), "-q"])
+    (tmp_path / "spec.json").write_text(
+        json.dumps({"openapi": "3.0.3", "info": {"title": "Empty", "version": "1"}, "paths": {}}),
+        encoding="utf-8",
+    )
+    (tmp_path / "empty.yaml").write_text(
+        "toolgen: 1\nspec: spec.json\napi: {name: empty}\ntools: {}\n", encoding="utf-8"
+    )
+    result = CliRunner().invoke(
+        main, ["build", str(tmp_path / "empty.yaml"), "--out", str(tmp_path / "out"), "-q"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "out" / SEARCH_FILE).read_text(encoding="utf-8"))["documents"] == []
     index = ToolIndex.from_dir(tmp_path / "out")
@@ -132,7 +167,9 @@ def test_an_index_whose_permissions_are_not_the_policys_is_not_used(package: Pat
     _rewrite(package, _grant_all)
     index = ToolIndex.from_dir(package)
     assert index.search("merge the pull request", scopes=[], limit=5) == []
-    assert index.search("merge the pull request", scopes=["pull_requests:write", "pull_requests:read"], limit=5)
+    assert index.search(
+        "merge the pull request", scopes=["pull_requests:write", "pull_requests:read"], limit=5
+    )
     [warning] = index.warnings
     assert warning.code == "search_index_mismatch" and "permission" in warning.message
 
@@ -145,11 +182,14 @@ def test_an_index_that_names_a_tool_twice_is_not_used(package: Path) -> None:
     assert warning.code == "search_index_mismatch" and "record_add_issue_labels" in warning.message
 
 
-@pytest.mark.parametrize("edit", [
-    lambda data: data["documents"][0].update(actions=5),  # not a list: iterating it raised TypeError
-    lambda data: data["documents"][0].update(fields={"name": {"a": 1}}),
-    lambda data: data["documents"][0].update(intent=["a"]),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda data: data["documents"][0].update(actions=5),  # not a list: iterating it raised TypeError
+        lambda data: data["documents"][0].update(fields={"name": {"a": 1}}),
+        lambda data: data["documents"][0].update(intent=["a"]),
+    ],
+)
 def test_an_index_whose_documents_are_malformed_is_named_not_raised(package: Path, edit: Any) -> None:
     _rewrite(package, edit)
     index = ToolIndex.from_dir(package)

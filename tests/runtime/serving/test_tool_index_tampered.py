@@ -47,30 +47,36 @@ def _first_term(value: dict[str, Any]) -> list[Any]:
 
 def _set_first(column: int, index: int | None, to: Any) -> Any:
     """Set the first LSA term's idf (`column` 0) or one component (`column` 1, `index`) to `to`."""
+
     def tamper(value: dict[str, Any]) -> None:
         if index is None:
             _first_term(value)[column] = to
         else:
             _first_term(value)[column][index] = to
+
     return tamper
 
 
 def _set_all(column: int, index: int | None, to: Any) -> Any:
     """As `_set_first`, for every LSA term."""
+
     def tamper(value: dict[str, Any]) -> None:
         for entry in _lsa_terms(value).values():
             if index is None:
                 entry[column] = to
             else:
                 entry[column][index] = to
+
     return tamper
 
 
 def _document(to: Any, every: bool = False) -> Any:
     """Set the first component of the first document's vector (or of every one) to `to`."""
+
     def tamper(value: dict[str, Any]) -> None:
-        for row in value["semantic"]["documents"][:None if every else 1]:
+        for row in value["semantic"]["documents"][: None if every else 1]:
             row[0] = to
+
     return tamper
 
 
@@ -125,14 +131,17 @@ TAMPER: dict[str, Any] = {
 
 @pytest.mark.parametrize("kind", sorted(TAMPER))
 def test_a_tampered_semantic_value_falls_back_to_the_lexical_ranking(
-        tmp_path: Path, semantic_file: dict[str, Any], kind: str) -> None:
+    tmp_path: Path, semantic_file: dict[str, Any], kind: str
+) -> None:
     value = copy.deepcopy(semantic_file)
     assert SemanticIndex.load(value["semantic"], len(value["documents"])) is not None  # untouched: used
     TAMPER[kind](value)
     assert SemanticIndex.load(value["semantic"], len(value["documents"])) is None
     for name in ("policy.json", "mcp.json"):
         (tmp_path / name).write_bytes((PACKAGE / name).read_bytes())
-    (tmp_path / "search.json").write_text(json.dumps(value), encoding="utf-8")  # NaN and Infinity as Python writes them
+    (tmp_path / "search.json").write_text(
+        json.dumps(value), encoding="utf-8"
+    )  # NaN and Infinity as Python writes them
     lexical = ToolIndex.from_dir(PACKAGE)  # the repository's package: format 2, no vectors
     started = time.process_time()
     index = ToolIndex.from_dir(tmp_path)
@@ -140,8 +149,11 @@ def test_a_tampered_semantic_value_falls_back_to_the_lexical_ranking(
         assert index.search(query, limit=5) == lexical.search(query, limit=5), (kind, query)
     assert time.process_time() - started < 20  # no request allocates per tampered dimension
     search = ToolSearch(Registry.from_dir(tmp_path, base_url="http://127.0.0.1:9"))
-    scopes = {str(s) for row in json.loads((PACKAGE / "policy.json").read_text(encoding="utf-8"))["tools"]
-              for s in row.get("permission") or []}
+    scopes = {
+        str(s)
+        for row in json.loads((PACKAGE / "policy.json").read_text(encoding="utf-8"))["tools"]
+        for s in row.get("permission") or []
+    }
     result = search.run({"query": QUERIES[0], "limit": 5}, Actor.of("reader", sorted(scopes)))
     assert result.ok and result.result is not None and result.result["hits"]
     json.dumps(result.result, allow_nan=False)  # every score a JSON number

@@ -34,38 +34,113 @@ GENERATED = REPO / "generated"
 
 
 def _doc(intent: str, name: str, title: str, obj: str, body: str, action: str) -> dict[str, Any]:
-    return {"intent": intent, "tools": [[intent, []]], "toolset": None, "operation": intent, "actions": [action],
-            "fields": {"name": name, "title": title, "keywords": "", "object": obj, "nouns": obj,
-                       "verbs": f"{action} act{action}", "args": "", "body": body, "output": ""}}
+    return {
+        "intent": intent,
+        "tools": [[intent, []]],
+        "toolset": None,
+        "operation": intent,
+        "actions": [action],
+        "fields": {
+            "name": name,
+            "title": title,
+            "keywords": "",
+            "object": obj,
+            "nouns": obj,
+            "verbs": f"{action} act{action}",
+            "args": "",
+            "body": body,
+            "output": "",
+        },
+    }
 
 
 #: a small e-signature API: the envelope operations talk of signing and signers, the others of
 #: users and branding; "signature" and "signer" appear in some envelope operations only
 DOCS = [
-    _doc("create_envelope", "create envelope", "create an envelope", "envelopes",
-         "send documents to signers for signature envelope", "create"),
-    _doc("get_envelope", "get envelope", "get an envelope", "envelopes",
-         "the envelope status and its signers signature progress", "get"),
-    _doc("void_envelope", "void envelope", "void an envelope", "envelopes",
-         "void an envelope so its signers can no longer sign", "void"),
-    _doc("list_envelopes", "list envelopes", "list envelopes", "envelopes",
-         "the envelopes sent for signing by signers", "list"),
-    _doc("resend_envelope", "resend envelope", "resend an envelope", "envelopes",
-         "remind the signers of an envelope to sign", "create"),
+    _doc(
+        "create_envelope",
+        "create envelope",
+        "create an envelope",
+        "envelopes",
+        "send documents to signers for signature envelope",
+        "create",
+    ),
+    _doc(
+        "get_envelope",
+        "get envelope",
+        "get an envelope",
+        "envelopes",
+        "the envelope status and its signers signature progress",
+        "get",
+    ),
+    _doc(
+        "void_envelope",
+        "void envelope",
+        "void an envelope",
+        "envelopes",
+        "void an envelope so its signers can no longer sign",
+        "void",
+    ),
+    _doc(
+        "list_envelopes",
+        "list envelopes",
+        "list envelopes",
+        "envelopes",
+        "the envelopes sent for signing by signers",
+        "list",
+    ),
+    _doc(
+        "resend_envelope",
+        "resend envelope",
+        "resend an envelope",
+        "envelopes",
+        "remind the signers of an envelope to sign",
+        "create",
+    ),
     _doc("get_user", "get user", "get a user", "users", "the profile of an account user and email", "get"),
-    _doc("list_users", "list users", "list users", "users", "the users of the account and their email", "list"),
-    _doc("delete_user", "delete user", "delete a user", "users", "close the account of a user by email", "delete"),
-    _doc("get_brand", "get brand", "get a brand", "brands", "the logo and colours of the account brand", "get"),
-    _doc("update_brand", "update brand", "update a brand", "brands", "change the logo and colours of a brand", "update"),
+    _doc(
+        "list_users", "list users", "list users", "users", "the users of the account and their email", "list"
+    ),
+    _doc(
+        "delete_user",
+        "delete user",
+        "delete a user",
+        "users",
+        "close the account of a user by email",
+        "delete",
+    ),
+    _doc(
+        "get_brand", "get brand", "get a brand", "brands", "the logo and colours of the account brand", "get"
+    ),
+    _doc(
+        "update_brand",
+        "update brand",
+        "update a brand",
+        "brands",
+        "change the logo and colours of a brand",
+        "update",
+    ),
     _doc("list_brands", "list brands", "list brands", "brands", "the brands of the account logo", "list"),
-    _doc("update_user", "update user", "update a user", "users", "change the signature image of a user", "update"),
+    _doc(
+        "update_user",
+        "update user",
+        "update a user",
+        "users",
+        "change the signature image of a user",
+        "update",
+    ),
 ]
 
 
 def _index(semantic: Any = None, embedder: Embedder | None = None) -> ToolIndex:
     """The index of `DOCS` with `semantic` (default: their LSA vectors)."""
-    return ToolIndex({}, [], documents=DOCS, semantic=semantic_index(DOCS) if semantic is None else semantic,
-                     embedder=embedder)
+    return ToolIndex(
+        {},
+        [],
+        documents=DOCS,
+        semantic=semantic_index(DOCS) if semantic is None else semantic,
+        embedder=embedder,
+    )
 
 
 def test_stems_are_the_lexical_index_stems() -> None:
@@ -99,7 +174,7 @@ def test_the_option_stores_the_vectors_the_runtime_would_compute(api: str) -> No
 
 
 def test_an_association_the_api_text_teaches_is_learned() -> None:
-    """"signature" is in two envelope operations' text and in one user operation's; the envelope
+    """ "signature" is in two envelope operations' text and in one user operation's; the envelope
     operations keep company with the same words (signers, sign), so the word lands near them, and
     the user operation that says it ranks below the envelope ones that do."""
     index = SemanticIndex.load(semantic_index(DOCS), len(DOCS))
@@ -121,8 +196,10 @@ def test_gibberish_matches_nothing() -> None:
     assert index is not None and index.similarity("qwzxv").tolist() == [0.0] * len(DOCS)
 
 
-WORDS = sorted({w for d in DOCS for f in ("name", "body") for w in d["fields"][f].split()}
-               | {"qwzxv", "payment", "invoice", "delete", "show", "all", "my", "the"})
+WORDS = sorted(
+    {w for d in DOCS for f in ("name", "body") for w in d["fields"][f].split()}
+    | {"qwzxv", "payment", "invoice", "delete", "show", "all", "my", "the"}
+)
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -149,8 +226,13 @@ class SynonymEmbedder:
         out = []
         for text in texts:
             words = text.split()
-            out.append([float(sum(w in ("envelope", "envelopes", "letter") for w in words)),
-                        float(sum(w in ("user", "users", "person") for w in words)), 0.01])
+            out.append(
+                [
+                    float(sum(w in ("envelope", "envelopes", "letter") for w in words)),
+                    float(sum(w in ("user", "users", "person") for w in words)),
+                    0.01,
+                ]
+            )
         return out
 
 
@@ -176,16 +258,29 @@ def test_an_embedder_given_at_build_time_is_used_only_when_the_runtime_has_it() 
             assert index.search(q) == lexical.search(q)
 
 
-@pytest.mark.parametrize("semantic", [
-    {"embedder": LSA_NAME, "model": {"dimensions": 2, "terms": {}}, "documents": [[1.0, 0.0]]},  # wrong count
-    {"embedder": LSA_NAME, "model": "x", "documents": [[1.0]] * len(DOCS)},  # no model
-    {"embedder": "unknown", "model": None, "documents": [[1.0]] * len(DOCS)},  # an embedder not given
-    [1, 2],
-])
+@pytest.mark.parametrize(
+    "semantic",
+    [
+        {
+            "embedder": LSA_NAME,
+            "model": {"dimensions": 2, "terms": {}},
+            "documents": [[1.0, 0.0]],
+        },  # wrong count
+        {"embedder": LSA_NAME, "model": "x", "documents": [[1.0]] * len(DOCS)},  # no model
+        {"embedder": "unknown", "model": None, "documents": [[1.0]] * len(DOCS)},  # an embedder not given
+        [1, 2],
+    ],
+)
 def test_a_broken_semantic_value_falls_back_to_the_lexical_ranking(semantic: Any) -> None:
     assert SemanticIndex.load(semantic, len(DOCS)) is None
-    assert _index(semantic).search("signature") == ToolIndex({}, [], documents=DOCS, semantic={}).search("signature")
-    assert [h.tool for h in _index(semantic).search("signature")] == ["create_envelope", "update_user", "get_envelope"]
+    assert _index(semantic).search("signature") == ToolIndex({}, [], documents=DOCS, semantic={}).search(
+        "signature"
+    )
+    assert [h.tool for h in _index(semantic).search("signature")] == [
+        "create_envelope",
+        "update_user",
+        "get_envelope",
+    ]
 
 
 def test_a_search_json_without_vectors_ranks_lexically(tmp_path: Path) -> None:
@@ -216,8 +311,10 @@ class FillerEmbedder:
 def test_the_first_places_do_not_depend_on_the_limit() -> None:
     """Fusion leaves out documents that cannot reach the first `limit` places; the hits of a small
     limit are the head of a large one's, and the boost does reorder them."""
-    docs = [_doc(f"op{i:02}", f"op{i:02}", "alpha", "things", " ".join(["alpha", *["filler"] * i]), "get")
-            for i in range(30)]
+    docs = [
+        _doc(f"op{i:02}", f"op{i:02}", "alpha", "things", " ".join(["alpha", *["filler"] * i]), "get")
+        for i in range(30)
+    ]
     docs += [_doc(f"other{i:02}", f"other{i:02}", "beta", "others", "beta gamma", "get") for i in range(90)]
     stored = json.loads(json.dumps(semantic_index(docs, FillerEmbedder())))
     index = ToolIndex({}, [], documents=docs, semantic=stored, embedder=FillerEmbedder())

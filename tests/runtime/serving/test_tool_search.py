@@ -49,38 +49,50 @@ def first(index: ToolIndex, query: str, **kwargs: object) -> str:
 # -- verbs, effects, nouns ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("query", [
-    "get rid of the label", "remove the bug label from issue 12", "drop a label from an issue",
-    "take the wontfix label off this issue", "erase a label on the issue",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "get rid of the label",
+        "remove the bug label from issue 12",
+        "drop a label from an issue",
+        "take the wontfix label off this issue",
+        "erase a label on the issue",
+    ],
+)
 def test_removal_phrasings_rank_the_label_removal_first(github: ToolIndex, query: str) -> None:
     assert first(github, query) == "record_remove_issue_label"
 
 
-@pytest.mark.parametrize(("query", "tool"), [
-    ("delete the repository", "record_delete_repository"),
-    ("get rid of this repo", "record_delete_repository"),
-    ("add a label to the issue", "record_add_issue_labels"),
-    ("open a new issue", "record_create_issue"),
-    ("open a PR", "record_create_pull_request"),
-    ("merge the PR", "record_merge_pull_request"),
-    ("show me the pull request", "get_pull_request"),
-    ("list open PRs", "list_pull_requests"),
-    ("reply to the issue", "record_comment_on_issue"),
-    ("lock the conversation", "record_lock_issue"),
-    ("search issues mentioning a crash", "search_issues"),
-    ("look up the repo details", "get_repository"),
-])
+@pytest.mark.parametrize(
+    ("query", "tool"),
+    [
+        ("delete the repository", "record_delete_repository"),
+        ("get rid of this repo", "record_delete_repository"),
+        ("add a label to the issue", "record_add_issue_labels"),
+        ("open a new issue", "record_create_issue"),
+        ("open a PR", "record_create_pull_request"),
+        ("merge the PR", "record_merge_pull_request"),
+        ("show me the pull request", "get_pull_request"),
+        ("list open PRs", "list_pull_requests"),
+        ("reply to the issue", "record_comment_on_issue"),
+        ("lock the conversation", "record_lock_issue"),
+        ("search issues mentioning a crash", "search_issues"),
+        ("look up the repo details", "get_repository"),
+    ],
+)
 def test_github_requests(github: ToolIndex, query: str, tool: str) -> None:
     assert first(github, query) == tool
 
 
-@pytest.mark.parametrize(("query", "tool"), [
-    ("delete a customer", "record_delete_customer"),
-    ("refund the charge", "record_refund_charge record_create_refund"),
-    ("give the customer their money back", "record_refund_charge record_create_refund"),
-    ("look up a customer", "get_customer"),
-])
+@pytest.mark.parametrize(
+    ("query", "tool"),
+    [
+        ("delete a customer", "record_delete_customer"),
+        ("refund the charge", "record_refund_charge record_create_refund"),
+        ("give the customer their money back", "record_refund_charge record_create_refund"),
+        ("look up a customer", "get_customer"),
+    ],
+)
 def test_stripe_requests(stripe: ToolIndex, query: str, tool: str) -> None:
     assert first(stripe, query) in tool.split()
 
@@ -103,7 +115,16 @@ def test_query_terms_understand_phrases_abbreviations_and_plurals() -> None:
     assert actions == {"delete"}
     assert {"pull", "request", "repository", "labels"} <= set(terms)
     assert split_words("issues/list-for-repo getTicketById PRs") == [
-        "issues", "list", "for", "repo", "get", "ticket", "by", "id", "prs"]
+        "issues",
+        "list",
+        "for",
+        "repo",
+        "get",
+        "ticket",
+        "by",
+        "id",
+        "prs",
+    ]
     assert query_terms("list all customers")[1] == {"list"}
     assert query_terms("")[0] == []
 
@@ -114,17 +135,29 @@ def test_query_terms_understand_phrases_abbreviations_and_plurals() -> None:
 def test_scopes_filter_every_result(github: ToolIndex) -> None:
     rows = {r["tool"]: r for r in json.loads((GENERATED / "github" / "policy.json").read_text())["tools"]}
     for scopes in (["issues:read"], ["issues:read", "issues:write"], [], ["pull_requests:read"]):
-        for query in ("delete the repository", "get rid of the label", "create an issue", "merge a PR", "issue"):
+        for query in (
+            "delete the repository",
+            "get rid of the label",
+            "create an issue",
+            "merge a PR",
+            "issue",
+        ):
             for hit in github.search(query, scopes=scopes, limit=50):
                 assert set(rows[hit.tool]["permission"]) <= set(scopes), (scopes, query, hit)
     assert github.search("issue", scopes=["issues:read"], limit=50)
-    assert all(h.tool != "record_delete_repository" for h in github.search("delete the repository",
-                                                                          scopes=["issues:write"], limit=50))
+    assert all(
+        h.tool != "record_delete_repository"
+        for h in github.search("delete the repository", scopes=["issues:write"], limit=50)
+    )
 
 
 def test_a_tool_the_scopes_lack_is_never_returned(tickets: ToolIndex) -> None:
-    assert all(h.tool != "record_ticket_delete" for h in tickets.search("delete the ticket", scopes=["ticket:read"]))
-    assert first(tickets, "delete the ticket", scopes=["ticket:read", "ticket:delete"]) == "record_ticket_delete"
+    assert all(
+        h.tool != "record_ticket_delete" for h in tickets.search("delete the ticket", scopes=["ticket:read"])
+    )
+    assert (
+        first(tickets, "delete the ticket", scopes=["ticket:read", "ticket:delete"]) == "record_ticket_delete"
+    )
 
 
 def test_from_registry_and_actor_scopes(tmp_path: Path) -> None:
@@ -132,7 +165,8 @@ def test_from_registry_and_actor_scopes(tmp_path: Path) -> None:
         index = ToolIndex.from_registry(registry)
     actor = Actor.of("a", ["issues:read"])
     assert [h.tool for h in index.search("list issues", scopes=actor.scopes)] == [
-        h.tool for h in ToolIndex.from_dir(GENERATED / "github").search("list issues", scopes=actor.scopes)]
+        h.tool for h in ToolIndex.from_dir(GENERATED / "github").search("list issues", scopes=actor.scopes)
+    ]
 
 
 # -- determinism ------------------------------------------------------------------------------------
@@ -147,10 +181,21 @@ def test_results_are_deterministic(github: ToolIndex) -> None:
 
 
 def test_deterministic_across_hash_seeds() -> None:
-    code = ("import json; from toolgen.runtime.serving.tool_index import ToolIndex; "
-            "print(json.dumps([h.to_json() for h in ToolIndex.from_dir('generated/github').search('issue', limit=20)]))")
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
-                           env=dict(os.environ, PYTHONHASHSEED=seed)).stdout for seed in ("1", "2")}
+    code = (
+        "import json; from toolgen.runtime.serving.tool_index import ToolIndex; "
+        "print(json.dumps([h.to_json() for h in ToolIndex.from_dir('generated/github').search('issue', limit=20)]))"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+            env=dict(os.environ, PYTHONHASHSEED=seed),
+        ).stdout
+        for seed in ("1", "2")
+    }
     assert len(outs) == 1
 
 
@@ -165,21 +210,35 @@ def test_edge_cases(github: ToolIndex) -> None:
 # -- never padded ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("query", [
-    "get me the flibbertigibbet", "delete the zork", "show all frobnicators", "list everything",
-    "what is the quuxle of the blorp?", "stop frobbing the wibble",
-])
-def test_a_request_that_names_nothing_the_api_has_gets_no_tools(github: ToolIndex, stripe: ToolIndex,
-                                                                 tickets: ToolIndex, query: str) -> None:
+@pytest.mark.parametrize(
+    "query",
+    [
+        "get me the flibbertigibbet",
+        "delete the zork",
+        "show all frobnicators",
+        "list everything",
+        "what is the quuxle of the blorp?",
+        "stop frobbing the wibble",
+    ],
+)
+def test_a_request_that_names_nothing_the_api_has_gets_no_tools(
+    github: ToolIndex, stripe: ToolIndex, tickets: ToolIndex, query: str
+) -> None:
     """Words of reading and writing alone ("get", "delete", "show all") match every tool that reads
     or writes; a request whose other words match no tool gets none, not the most common verbs'."""
     for index in (github, stripe, tickets):
         assert index.search(query, limit=10) == [], query
 
 
-@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(verb=st.sampled_from(["get", "list all", "delete", "create a new", "show me every", "update the", "remove"]),
-       word=st.text(alphabet="qxzjv", min_size=9, max_size=14))
+@settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    verb=st.sampled_from(
+        ["get", "list all", "delete", "create a new", "show me every", "update the", "remove"]
+    ),
+    word=st.text(alphabet="qxzjv", min_size=9, max_size=14),
+)
 def test_generic_verbs_never_pad_results(tickets: ToolIndex, verb: str, word: str) -> None:
     assert tickets.search(f"{verb} {word}", limit=5) == []
 
@@ -204,19 +263,33 @@ def _follows() -> ToolIndex:
     rows: list[dict[str, object]] = []
     entries: list[dict[str, object]] = []
     for tool, method, path, title in (
-            ("record_follow_artists", "PUT", "/me/following", "Follow artists"),
-            ("record_unfollow_artists", "DELETE", "/me/following", "Unfollow artists"),
-            ("get_followed", "GET", "/me/following", "Get followed artists")):
-        rows.append({"tool": tool, "intent": tool.removeprefix("record_"), "mode": "read" if method == "GET" else "record",
-                     "effect": "read" if method == "GET" else "write", "permission": [],
-                     "operation": {"id": tool.removeprefix("record_"), "method": method, "path": path}})
-        entries.append({"name": tool, "title": title, "description": f"{title} for the current user.",
-                        "inputSchema": {"type": "object", "properties": {"ids": {"type": "string"}}}})
+        ("record_follow_artists", "PUT", "/me/following", "Follow artists"),
+        ("record_unfollow_artists", "DELETE", "/me/following", "Unfollow artists"),
+        ("get_followed", "GET", "/me/following", "Get followed artists"),
+    ):
+        rows.append(
+            {
+                "tool": tool,
+                "intent": tool.removeprefix("record_"),
+                "mode": "read" if method == "GET" else "record",
+                "effect": "read" if method == "GET" else "write",
+                "permission": [],
+                "operation": {"id": tool.removeprefix("record_"), "method": method, "path": path},
+            }
+        )
+        entries.append(
+            {
+                "name": tool,
+                "title": title,
+                "description": f"{title} for the current user.",
+                "inputSchema": {"type": "object", "properties": {"ids": {"type": "string"}}},
+            }
+        )
     return ToolIndex({"tools": rows}, entries)
 
 
 def test_stop_doing_asks_for_the_undo() -> None:
-    """"stop following X" asks for what undoes following (the un-verb), not for following."""
+    """ "stop following X" asks for what undoes following (the un-verb), not for following."""
     from toolgen.search.text_index import analyse_query
 
     terms, _, _, actions = analyse_query("stop following that artist")
@@ -233,7 +306,9 @@ def test_stop_doing_asks_for_the_undo() -> None:
 def test_cli_json(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("TOOLGEN_SCOPES", raising=False)
-    result = CliRunner().invoke(main, ["search", "github", "get rid of the label", "--format", "json", "--limit", "3"])
+    result = CliRunner().invoke(
+        main, ["search", "github", "get rid of the label", "--format", "json", "--limit", "3"]
+    )
     assert result.exit_code == 0, result.output
     hits = json.loads(result.stdout)
     assert len(hits) == 3
@@ -247,8 +322,9 @@ def test_cli_text_scopes_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TOOLGEN_SCOPES", raising=False)
     result = CliRunner().invoke(main, ["search", "generated/tickets", "delete a ticket"])
     assert result.exit_code == 0 and result.stdout.splitlines()[0].split()[1] == "record_ticket_delete"
-    result = CliRunner().invoke(main, ["search", "tickets", "delete a ticket", "--scopes", "ticket:read",
-                                       "--format", "json"])
+    result = CliRunner().invoke(
+        main, ["search", "tickets", "delete a ticket", "--scopes", "ticket:read", "--format", "json"]
+    )
     assert result.exit_code == 0 and "record_ticket_delete" not in result.stdout
     monkeypatch.setenv("TOOLGEN_SCOPES", "ticket:read")
     result = CliRunner().invoke(main, ["search", "tickets", "delete a ticket", "--format", "json"])
@@ -286,8 +362,10 @@ _BENCH = REPO / "benchmarks" / "tool_search.py"
 _SHARED = REPO / ".." / "shared"
 
 
-@pytest.mark.skipif(not (_SHARED / "specs" / "real" / "github-api.github.com.json").is_file(),
-                    reason="../shared/specs/real is not available")
+@pytest.mark.skipif(
+    not (_SHARED / "specs" / "real" / "github-api.github.com.json").is_file(),
+    reason="../shared/specs/real is not available",
+)
 def test_github_query_set_recall_at_5() -> None:
     spec = importlib.util.spec_from_file_location("toolgen_bench_tool_search", _BENCH)
     assert spec is not None and spec.loader is not None

@@ -66,15 +66,17 @@ async def stop(proc: subprocess.Popen[str]) -> str:
 
 def start(tmp_path: Path, server: TicketsServer, *extra: str) -> subprocess.Popen[str]:
     tokens = write_token_file(tmp_path / "tokens.yaml")
-    return serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens),
-                         "--approvals", "client", *extra)
+    return serve_process(
+        tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens), "--approvals", "client", *extra
+    )
 
 
 # against a real PostgreSQL: the slow suite (`-m slow`, a step of its own in .ci/run); SQLite stays fast
 @pytest.mark.long
 @pytest.mark.parametrize("store", ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
-async def test_one_write_per_key_however_many_workers_race_for_it(server: TicketsServer, tmp_path: Path, store: str,
-                                                                  request: pytest.FixtureRequest) -> None:
+async def test_one_write_per_key_however_many_workers_race_for_it(
+    server: TicketsServer, tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
     pytest.importorskip("mcp")
     receipts: tuple[str, ...] = ()
     if store == "postgres":
@@ -91,8 +93,11 @@ async def test_one_write_per_key_however_many_workers_race_for_it(server: Ticket
 
         async def record(i: int) -> None:
             async with connect(url, TOKENS["writer"][0]) as own:  # a connection of its own: any worker
-                results.append(await own.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "race-1"},
-                                                   meta={"toolgen/approval": pid}))
+                results.append(
+                    await own.call_tool(
+                        FOLLOWUP, {"preview_id": pid, "action_id": "race-1"}, meta={"toolgen/approval": pid}
+                    )
+                )
 
         async with anyio.create_task_group() as tg:
             for i in range(12):
@@ -112,7 +117,9 @@ async def test_one_write_per_key_however_many_workers_race_for_it(server: Ticket
 
 
 @pytest.mark.long
-async def test_cursors_from_one_worker_are_accepted_by_every_other(server: TicketsServer, tmp_path: Path) -> None:
+async def test_cursors_from_one_worker_are_accepted_by_every_other(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     pytest.importorskip("mcp")
     proc = start(tmp_path, server, "--workers", "2")
     try:
@@ -133,7 +140,9 @@ async def test_cursors_from_one_worker_are_accepted_by_every_other(server: Ticke
 
 
 @pytest.mark.long
-async def test_a_killed_worker_is_replaced_and_no_receipt_is_lost(server: TicketsServer, tmp_path: Path) -> None:
+async def test_a_killed_worker_is_replaced_and_no_receipt_is_lost(
+    server: TicketsServer, tmp_path: Path
+) -> None:
     pytest.importorskip("mcp")
     proc = start(tmp_path, server, "--workers", "2")
     try:
@@ -141,8 +150,9 @@ async def test_a_killed_worker_is_replaced_and_no_receipt_is_lost(server: Ticket
         before = wait_for_children(proc.pid, 2)
         async with connect(url, TOKENS["writer"][0]) as client:
             pid = (await client.call_tool(PREVIEW, NOTE)).structured_content["preview_id"]
-            first = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "kill-1"},
-                                           meta={"toolgen/approval": pid})
+            first = await client.call_tool(
+                FOLLOWUP, {"preview_id": pid, "action_id": "kill-1"}, meta={"toolgen/approval": pid}
+            )
             assert not first.is_error, first
         victim = min(before)
         os.kill(victim, signal.SIGKILL)
@@ -150,8 +160,9 @@ async def test_a_killed_worker_is_replaced_and_no_receipt_is_lost(server: Ticket
         assert victim not in after
         for _ in range(4):  # whichever worker answers, the receipt replays and nothing is sent again
             async with connect(url, TOKENS["writer"][0]) as client:
-                again = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "kill-1"},
-                                               meta={"toolgen/approval": pid})
+                again = await client.call_tool(
+                    FOLLOWUP, {"preview_id": pid, "action_id": "kill-1"}, meta={"toolgen/approval": pid}
+                )
                 assert not again.is_error and again.structured_content == first.structured_content
         assert server.side_effects["addFollowup"] == 1
     finally:
@@ -162,15 +173,34 @@ async def test_a_killed_worker_is_replaced_and_no_receipt_is_lost(server: Ticket
 
 def test_workers_need_a_shared_receipt_store(server: TicketsServer, tmp_path: Path) -> None:
     tokens = write_token_file(tmp_path / "tokens.yaml")
-    for extra, message in ((("--receipts", "memory://", "--workers", "2"), "not memory://"),
-                           (("--workers", "0"), "at least 1")):
+    for extra, message in (
+        (("--receipts", "memory://", "--workers", "2"), "not memory://"),
+        (("--workers", "0"), "at least 1"),
+    ):
         env = dict(os.environ, TICKETS_TOKEN=server.token)
         from tests.runtime.test_runtime_identity import TOOLGEN
         from tests.support.runtime_env import tickets_dir
 
-        done = subprocess.run([TOOLGEN, "serve", str(tickets_dir()), "--base-url", server.base_url, "--http",
-                               "127.0.0.1:0", "--tokens", str(tokens), *extra],
-                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False)
+        done = subprocess.run(
+            [
+                TOOLGEN,
+                "serve",
+                str(tickets_dir()),
+                "--base-url",
+                server.base_url,
+                "--http",
+                "127.0.0.1:0",
+                "--tokens",
+                str(tokens),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+            check=False,
+        )
         assert done.returncode == 2 and message in done.stderr, done.stderr
 
 

@@ -31,9 +31,13 @@ def main() -> None:
     store = receipts_from_url(job["receipts"])
     registry = None
     if job["mode"] == "call":
-        registry = Registry.from_dir(tickets_dir(), base_url=job["base_url"],
-                                     credentials=StaticCredentials({"TICKETS_TOKEN": job["token"]}),
-                                     receipts=store, cursor_key=b"k" * 32)
+        registry = Registry.from_dir(
+            tickets_dir(),
+            base_url=job["base_url"],
+            credentials=StaticCredentials({"TICKETS_TOKEN": job["token"]}),
+            receipts=store,
+            cursor_key=b"k" * 32,
+        )
     print("ready", flush=True)
     sys.stdin.readline()
     out: dict[str, str] = {}
@@ -46,10 +50,18 @@ def main() -> None:
         for key in job["keys"]:
             # one human approval per action: both workers present the same approval for the same key
             # (or, with "approval_id", one approval for every key of both workers)
-            approval = Approval(job["preview_id"], approved_by="race@example.com",
-                                approval_id=job.get("approval_id") or f"approval-{key}")
-            res = call_record(registry, "record_ticket_followup", dict(job["args"], action_id=key), actor=WRITER,
-                                approval=approval)
+            approval = Approval(
+                job["preview_id"],
+                approved_by="race@example.com",
+                approval_id=job.get("approval_id") or f"approval-{key}",
+            )
+            res = call_record(
+                registry,
+                "record_ticket_followup",
+                dict(job["args"], action_id=key),
+                actor=WRITER,
+                approval=approval,
+            )
             if res.ok:
                 out[key] = "replayed" if res.replayed else "sent"
             else:

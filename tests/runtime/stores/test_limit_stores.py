@@ -17,13 +17,21 @@ from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.stores import LimitTake, ReceiptStore, limit_refusal
 
 
-def take(store: ReceiptStore, bucket: str, *, cost: float = 1, most: float = 3, keep: float = 60,
-         token: str | None = None) -> tuple[int, float] | None:
+def take(
+    store: ReceiptStore,
+    bucket: str,
+    *,
+    cost: float = 1,
+    most: float = 3,
+    keep: float = 60,
+    token: str | None = None,
+) -> tuple[int, float] | None:
     return store.take([LimitTake(bucket, token or uuid.uuid4().hex, cost, most, keep)])
 
 
-def test_a_bucket_takes_up_to_its_most_then_says_how_long_to_wait(any_receipt_store: ReceiptStore,
-                                                                 clock: ManualClock) -> None:
+def test_a_bucket_takes_up_to_its_most_then_says_how_long_to_wait(
+    any_receipt_store: ReceiptStore, clock: ManualClock
+) -> None:
     store = any_receipt_store
     assert [take(store, "b", keep=60) for _ in range(3)] == [None, None, None]
     index, wait = take(store, "b", keep=60) or (None, 0.0)
@@ -35,8 +43,9 @@ def test_a_bucket_takes_up_to_its_most_then_says_how_long_to_wait(any_receipt_st
     assert take(store, "b") is None
 
 
-def test_a_sum_counts_costs_and_a_cost_above_the_most_never_fits(any_receipt_store: ReceiptStore,
-                                                                clock: ManualClock) -> None:
+def test_a_sum_counts_costs_and_a_cost_above_the_most_never_fits(
+    any_receipt_store: ReceiptStore, clock: ManualClock
+) -> None:
     store = any_receipt_store
     assert take(store, "s", cost=600, most=1000) is None
     clock.advance(10)
@@ -88,9 +97,14 @@ def test_threads_racing_for_one_bucket_take_exactly_its_most(any_receipt_store: 
 
 
 @settings(max_examples=examples(200))
-@given(entries=st.lists(st.tuples(st.integers(0, 50), st.floats(0.5, 100)), max_size=12),
-       cost=st.integers(0, 60), most=st.integers(1, 100))
-def test_the_refusal_is_the_first_moment_the_cost_fits(entries: list[tuple[int, float]], cost: int, most: int) -> None:
+@given(
+    entries=st.lists(st.tuples(st.integers(0, 50), st.floats(0.5, 100)), max_size=12),
+    cost=st.integers(0, 60),
+    most=st.integers(1, 100),
+)
+def test_the_refusal_is_the_first_moment_the_cost_fits(
+    entries: list[tuple[int, float]], cost: int, most: int
+) -> None:
     wait = limit_refusal(entries, cost, most, 0.0)
     total = sum(c for c, _ in entries)
     if total + cost <= most:
@@ -139,12 +153,15 @@ def test_a_store_without_take_refuses_the_limited_call_and_sends_nothing(tmp_pat
     class OldStore(MemoryReceiptStore):
         take = None  # type: ignore[assignment]
 
-    body = ("tools:\n  balance:\n    operation: getBalance\n    effect: read\n    permission: payments:read\n"
-            "    limits: [{per: tool, calls: 5, window: 1m}]\n")
+    body = (
+        "tools:\n  balance:\n    operation: getBalance\n    effect: read\n    permission: payments:read\n"
+        "    limits: [{per: tool, calls: 5, window: 1m}]\n"
+    )
     built = build(tmp_path, REPO / "tests" / "fixtures" / "limits" / "payments.yaml", body)
     with RecordingServer() as api:
-        reg = Registry.from_dir(built.out, base_url=api.base_url, credentials=StaticCredentials({}),
-                                receipts=OldStore())
+        reg = Registry.from_dir(
+            built.out, base_url=api.base_url, credentials=StaticCredentials({}), receipts=OldStore()
+        )
         res = reg.call("balance", {}, actor=Actor.of("a", ["payments:read"]))
         assert res.error is not None and res.error.code == "receipt_store_unavailable", res.to_json()
         assert api.requests == []

@@ -29,9 +29,13 @@ FOLLOWUP = "record_ticket_followup"
 
 
 def _registry(server: TicketsServer, store: Any) -> Registry:
-    return Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                             credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                             receipts=store, cursor_key=b"k" * 32)
+    return Registry.from_dir(
+        tickets_dir(),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=store,
+        cursor_key=b"k" * 32,
+    )
 
 
 def _preview(reg: Registry, note: str = "Customer asked for a callback.") -> str:
@@ -41,8 +45,12 @@ def _preview(reg: Registry, note: str = "Customer asked for a callback.") -> str
 
 
 def _record(reg: Registry, pid: str, key: str) -> Any:
-    return reg.call(FOLLOWUP, {"preview_id": pid, "action_id": key}, actor=WRITER,
-                    approval=Approval(pid, approved_by="human@example.com"))
+    return reg.call(
+        FOLLOWUP,
+        {"preview_id": pid, "action_id": key},
+        actor=WRITER,
+        approval=Approval(pid, approved_by="human@example.com"),
+    )
 
 
 def _posts(server: TicketsServer) -> int:
@@ -50,8 +58,9 @@ def _posts(server: TicketsServer) -> int:
 
 
 @pytest.mark.long
-def test_a_database_restart_costs_only_the_calls_made_while_it_was_down(postgres_server: PostgresServer,
-                                                                       server: TicketsServer) -> None:
+def test_a_database_restart_costs_only_the_calls_made_while_it_was_down(
+    postgres_server: PostgresServer, server: TicketsServer
+) -> None:
     store = receipts_from_url(f"{postgres_server.url}?table_prefix=restart_")
     reg = _registry(server, store)
     pid = _preview(reg)
@@ -105,8 +114,10 @@ def test_one_key_claimed_by_many_connections_at_once_has_one_owner(postgres_url:
     assert len(owners) == 1, outcomes
     assert all(o.fingerprint == f"fp{owners[0]}" for o in outcomes if o is not None)
     # and one approval binds to one action, whoever races for it
-    bound = _at_once(len(stores), lambda i: stores[i].spend("race/tool#approval", "hmac-sha256:00", f"key:{i}",
-                                                           f"actor{i}", None))
+    bound = _at_once(
+        len(stores),
+        lambda i: stores[i].spend("race/tool#approval", "hmac-sha256:00", f"key:{i}", f"actor{i}", None),
+    )
     winners = [i for i, b in enumerate(bound) if b is None]
     assert len(winners) == 1 and all(b == f"key:{winners[0]}" for b in bound if b is not None), bound
     for s in stores:
@@ -126,24 +137,32 @@ def test_preview_bounds_hold_under_concurrent_writers(postgres_url: str) -> None
 
     def put_many(i: int) -> None:
         for n in range(10):
-            previews[i].put(StoredPreview("a/t", "alice", f"p{i}-{n}", "intent", {"n": n}, 1000.0 + n,
-                                          4_000_000_000.0))
+            previews[i].put(
+                StoredPreview("a/t", "alice", f"p{i}-{n}", "intent", {"n": n}, 1000.0 + n, 4_000_000_000.0)
+            )
 
     _at_once(len(previews), put_many)
     first = stores[0]
     assert isinstance(first, PostgresReceiptStore)
-    count = first._run(lambda cur: (cur.execute(f"SELECT COUNT(*) FROM {first.prefix}previews"
-                                                 " WHERE scope='a/t' AND actor='alice'"), cur.fetchone())[1])
+    count = first._run(
+        lambda cur: (
+            cur.execute(f"SELECT COUNT(*) FROM {first.prefix}previews WHERE scope='a/t' AND actor='alice'"),
+            cur.fetchone(),
+        )[1]
+    )
     assert count[0] == 5
     for s in stores:
         s.close()
 
 
-@pytest.mark.parametrize("url", [
-    "postgresql://app:s3cr3t-pw@127.0.0.1:1/db?connect_timeout=1",  # give up after 1 s, not the default 5
-    "postgresql://app@127.0.0.1:1/db?password=s3cr3t-pw&sslmode=disable&connect_timeout=1",
-    "postgres://app:s3cr3t-pw@[::1/db",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://app:s3cr3t-pw@127.0.0.1:1/db?connect_timeout=1",  # give up after 1 s, not the default 5
+        "postgresql://app@127.0.0.1:1/db?password=s3cr3t-pw&sslmode=disable&connect_timeout=1",
+        "postgres://app:s3cr3t-pw@[::1/db",
+    ],
+)
 def test_a_store_that_cannot_be_opened_never_prints_its_password(url: str) -> None:
     with pytest.raises(ReceiptStoreError) as caught:
         open_receipts(url)
@@ -165,8 +184,11 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(postgres_url: str) -
     assert len(stores) == 4
     first = stores[0]
     assert isinstance(first, PostgresReceiptStore) and first.schema_version() == SCHEMA_VERSION
-    first._run(lambda cur: cur.execute(f"UPDATE {prefix}meta SET value = %s WHERE name = 'schema-version'",
-                                       (str(SCHEMA_VERSION + 1),)))
+    first._run(
+        lambda cur: cur.execute(
+            f"UPDATE {prefix}meta SET value = %s WHERE name = 'schema-version'", (str(SCHEMA_VERSION + 1),)
+        )
+    )
     for s in stores:
         s.close()
     with pytest.raises(RuntimeError, match="newer toolgen"):
@@ -181,10 +203,16 @@ def test_tables_without_a_schema_version_are_refused_and_left_as_they_are(postgr
     prefix = f"u{uuid.uuid4().hex[:10]}_"
     store = receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
     assert isinstance(store, PostgresReceiptStore)
-    store._run(lambda cur: (cur.execute(f"DROP TABLE {prefix}meta"),
-                            cur.execute(f"ALTER TABLE {prefix}receipts DROP COLUMN lease_ms")))
+    store._run(
+        lambda cur: (
+            cur.execute(f"DROP TABLE {prefix}meta"),
+            cur.execute(f"ALTER TABLE {prefix}receipts DROP COLUMN lease_ms"),
+        )
+    )
     store.close()
-    with pytest.raises(RuntimeError, match=f"{prefix}receipts.*carry no schema version.*another table_prefix"):
+    with pytest.raises(
+        RuntimeError, match=f"{prefix}receipts.*carry no schema version.*another table_prefix"
+    ):
         receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
     other = receipts_from_url(f"{postgres_url}?table_prefix=w{uuid.uuid4().hex[:10]}_")
     assert isinstance(other, PostgresReceiptStore)
@@ -192,7 +220,9 @@ def test_tables_without_a_schema_version_are_refused_and_left_as_they_are(postgr
     def meta_and_columns(cur: Any) -> tuple[Any, list[Any]]:
         cur.execute("SELECT to_regclass(%s)", (f"{prefix}meta",))
         meta = cur.fetchone()[0]
-        cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s", (f"{prefix}receipts",))
+        cur.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s", (f"{prefix}receipts",)
+        )
         return meta, sorted(r[0] for r in cur.fetchall())
 
     meta, columns = other._run(meta_and_columns)

@@ -62,18 +62,29 @@ class Backend:
     def age(self, store: ReceiptStore, scope: str, key: str, seconds: float) -> None:
         """Move a receipt's last update `seconds` into the past (a worker that crashed long ago)."""
         if isinstance(store, SqliteReceiptStore):
-            store._conn.execute("UPDATE receipts SET updated_at = updated_at - ? WHERE scope=? AND key=?",
-                                (seconds, scope, key))
+            store._conn.execute(
+                "UPDATE receipts SET updated_at = updated_at - ? WHERE scope=? AND key=?",
+                (seconds, scope, key),
+            )
         elif isinstance(store, MemoryReceiptStore):
             old = store._data[(scope, key)]
             store._data[(scope, key)] = replace(old, updated_at=old.updated_at - seconds)
         elif isinstance(store, PostgresReceiptStore):
-            store._run(lambda cur: cur.execute(f"UPDATE {store.prefix}receipts SET updated_at = updated_at - %s"
-                                               " WHERE scope=%s AND key=%s", (seconds, scope, key)))
+            store._run(
+                lambda cur: cur.execute(
+                    f"UPDATE {store.prefix}receipts SET updated_at = updated_at - %s"
+                    " WHERE scope=%s AND key=%s",
+                    (seconds, scope, key),
+                )
+            )
         else:
             assert isinstance(store, RedisReceiptStore)
             name = store.redis_key(scope, key)
-            store.client.hset(name, "updated_at", repr(float(store.client.hget(name, "updated_at")) - seconds))  # type: ignore[arg-type]
+            store.client.hset(
+                name,
+                "updated_at",
+                repr(float(store.client.hget(name, "updated_at")) - seconds),  # type: ignore[arg-type]
+            )
 
 
 def _redis_spec(url: str) -> str:
@@ -99,7 +110,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 #: the process races against a real Redis and a real PostgreSQL run in the slow suite (`-m slow`, a step
 #: of its own in .ci/run): two worker processes each plus a server, 15-25 s apiece on 2 cores; the same
 #: races against the shared SQLite file stay in the fast suite
-RACED = ["sqlite", pytest.param("redis", marks=pytest.mark.slow), pytest.param("postgres", marks=pytest.mark.slow)]
+RACED = [
+    "sqlite",
+    pytest.param("redis", marks=pytest.mark.slow),
+    pytest.param("postgres", marks=pytest.mark.slow),
+]
 
 
 @pytest.fixture(params=["sqlite", "redis", "postgres"])
@@ -113,9 +128,13 @@ def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 
 
 def make_registry(server: TicketsServer, store: ReceiptStore) -> Registry:
-    return Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                             credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                             receipts=store, cursor_key=b"k" * 32)
+    return Registry.from_dir(
+        tickets_dir(),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=store,
+        cursor_key=b"k" * 32,
+    )
 
 
 @pytest.fixture
@@ -203,8 +222,9 @@ def test_purge_drops_only_old_completed_receipts(shared_backend: Backend) -> Non
 # -- end to end against the tickets API ----------------------------------------------------------------
 
 
-def test_new_key_is_stored_then_replayed_without_a_second_request(reg: Registry, server: TicketsServer,
-                                                                   backend: Backend) -> None:
+def test_new_key_is_stored_then_replayed_without_a_second_request(
+    reg: Registry, server: TicketsServer, backend: Backend
+) -> None:
     approval = approve(reg, "preview_ticket_followup", NOTE)
     args = dict(NOTE, action_id="act-stored")
     first = call_record(reg, "record_ticket_followup", args, actor=WRITER, approval=approval)
@@ -222,11 +242,21 @@ def test_new_key_is_stored_then_replayed_without_a_second_request(reg: Registry,
 
 
 def test_same_key_other_arguments_is_a_conflict(reg: Registry, server: TicketsServer) -> None:
-    assert call_record(reg, "record_ticket_followup", dict(NOTE, action_id="act-c"), actor=WRITER,
-                    approval=approve(reg, "preview_ticket_followup", NOTE)).ok
+    assert call_record(
+        reg,
+        "record_ticket_followup",
+        dict(NOTE, action_id="act-c"),
+        actor=WRITER,
+        approval=approve(reg, "preview_ticket_followup", NOTE),
+    ).ok
     changed = dict(NOTE, note="Something else entirely.")
-    res = call_record(reg, "record_ticket_followup", dict(changed, action_id="act-c"), actor=WRITER,
-                   approval=approve(reg, "preview_ticket_followup", changed))
+    res = call_record(
+        reg,
+        "record_ticket_followup",
+        dict(changed, action_id="act-c"),
+        actor=WRITER,
+        approval=approve(reg, "preview_ticket_followup", changed),
+    )
     assert res.error is not None and res.error.code == "idempotency_conflict" and not res.error.retryable
     assert posts(server) == 1 and server.side_effects["addFollowup"] == 1
     assert reg.receipts.get(FOLLOWUP, "act-c").fingerprint != res.fingerprint  # type: ignore[union-attr]
@@ -238,22 +268,36 @@ def test_pending_left_by_a_crash(reg: Registry, server: TicketsServer, backend: 
     # a worker crashed long ago right after claiming the key; the key is not forwarded to the API
     assert store.begin(DELETE, "del-crash", approval.preview_id, "admin") is None
     backend.age(store, DELETE, "del-crash", 3600)
-    res = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-crash"}, actor=ADMIN,
-                   approval=approval)
+    res = call_record(
+        reg,
+        "record_ticket_delete",
+        {"ticket_id": "T-130", "action_id": "del-crash"},
+        actor=ADMIN,
+        approval=approval,
+    )
     assert res.error is not None and res.error.code == "result_unknown" and res.error.result_known is False
     assert not server.requests_for("DELETE") and server.side_effects["deleteTicket"] == 0
     # a live claim (another worker is mid-call) is reported as in progress, retryable
     assert store.begin(DELETE, "del-busy", approval.preview_id, "admin") is None
-    busy = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
-                    approval=Approval(approval.preview_id, approval_id="second approval"))
+    busy = call_record(
+        reg,
+        "record_ticket_delete",
+        {"ticket_id": "T-130", "action_id": "del-busy"},
+        actor=ADMIN,
+        approval=Approval(approval.preview_id, approval_id="second approval"),
+    )
     assert busy.error is not None and busy.error.code == "idempotency_in_progress" and busy.error.retryable
     # with a forwarded key, a stale claim is re-sent once (the API deduplicates), then replayed
     note = approve(reg, "preview_ticket_followup", NOTE)
     assert store.begin(FOLLOWUP, "act-crash", note.preview_id, "writer") is None
     backend.age(store, FOLLOWUP, "act-crash", 3600)
-    resent = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note)
+    resent = call_record(
+        reg, "record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note
+    )
     assert resent.ok and not resent.replayed, resent.to_json()
-    again = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note)
+    again = call_record(
+        reg, "record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note
+    )
     assert again.ok and again.replayed
     assert posts(server) == 1 and server.side_effects["addFollowup"] == 1
 
@@ -262,11 +306,19 @@ def test_lost_answer_is_unknown_and_never_written_twice(reg: Registry, server: T
     args = {"ticket_id": "T-121"}
     approval = approve(reg, "preview_ticket_delete", args)
     server.stall_next(0.8, after_commit=True)
-    res = call_record(reg, "record_ticket_delete", dict(args, action_id="del-lost"), actor=ADMIN, approval=approval,
-                   timeout_ms=250)
+    res = call_record(
+        reg,
+        "record_ticket_delete",
+        dict(args, action_id="del-lost"),
+        actor=ADMIN,
+        approval=approval,
+        timeout_ms=250,
+    )
     assert res.error is not None and res.error.code == "result_unknown" and not res.error.retryable
     assert reg.receipts.get(DELETE, "del-lost").state == "unknown"  # type: ignore[union-attr]
-    retry = call_record(reg, "record_ticket_delete", dict(args, action_id="del-lost"), actor=ADMIN, approval=approval)
+    retry = call_record(
+        reg, "record_ticket_delete", dict(args, action_id="del-lost"), actor=ADMIN, approval=approval
+    )
     assert retry.error is not None and retry.error.code == "result_unknown"
     assert len(server.requests_for("DELETE")) == 1 and server.side_effects["deleteTicket"] == 1
 
@@ -276,8 +328,16 @@ def test_lost_answer_is_unknown_and_never_written_twice(reg: Registry, server: T
 
 def _race(jobs: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Start one worker process per job, release them together, return each one's output."""
-    procs = [subprocess.Popen([sys.executable, str(WORKER), json.dumps(job)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for job in jobs]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), json.dumps(job)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for job in jobs
+    ]
     try:
         for proc in procs:
             assert proc.stdout is not None
@@ -313,8 +373,15 @@ def test_two_processes_racing_on_one_write(shared_backend: Backend, server: Tick
     with make_registry(server, MemoryReceiptStore()) as local:
         preview_id = approve(local, "preview_ticket_followup", NOTE).preview_id
     keys = [f"race-{i}" for i in range(15)]
-    job = {"mode": "call", "receipts": shared_backend.spec, "base_url": server.base_url, "token": server.token,
-           "preview_id": preview_id, "args": NOTE, "keys": keys}
+    job = {
+        "mode": "call",
+        "receipts": shared_backend.spec,
+        "base_url": server.base_url,
+        "token": server.token,
+        "preview_id": preview_id,
+        "args": NOTE,
+        "keys": keys,
+    }
     one, two = _race([dict(job, worker="w1"), dict(job, worker="w2")])
     for key in keys:
         outcomes = sorted([one[key], two[key]])
@@ -330,15 +397,27 @@ def test_two_processes_racing_on_one_write(shared_backend: Backend, server: Tick
 
 
 @pytest.mark.parametrize("shared_backend", RACED, indirect=True)
-def test_two_processes_racing_one_approval_on_different_keys(shared_backend: Backend,
-                                                             server: TicketsServer) -> None:
+def test_two_processes_racing_one_approval_on_different_keys(
+    shared_backend: Backend, server: TicketsServer
+) -> None:
     """One approval, presented by two processes for different keys at once: one write in all."""
     with make_registry(server, MemoryReceiptStore()) as local:
         preview_id = approve(local, "preview_ticket_followup", NOTE).preview_id
-    job = {"mode": "call", "receipts": shared_backend.spec, "base_url": server.base_url, "token": server.token,
-           "preview_id": preview_id, "args": NOTE, "approval_id": "one-approval"}
-    one, two = _race([dict(job, worker="w1", keys=[f"a-{i}" for i in range(10)]),
-                      dict(job, worker="w2", keys=[f"b-{i}" for i in range(10)])])
+    job = {
+        "mode": "call",
+        "receipts": shared_backend.spec,
+        "base_url": server.base_url,
+        "token": server.token,
+        "preview_id": preview_id,
+        "args": NOTE,
+        "approval_id": "one-approval",
+    }
+    one, two = _race(
+        [
+            dict(job, worker="w1", keys=[f"a-{i}" for i in range(10)]),
+            dict(job, worker="w2", keys=[f"b-{i}" for i in range(10)]),
+        ]
+    )
     outcomes = [*one.values(), *two.values()]
     assert outcomes.count("sent") == 1 and outcomes.count("approval_used") == 19, outcomes
     assert posts(server) == 1 and server.side_effects["addFollowup"] == 1
@@ -371,8 +450,9 @@ def test_redis_stores_with_other_prefixes_do_not_see_each_other(redis_url: str) 
     two.close()
 
 
-def test_receipts_from_url(tmp_path: Path, redis_url: str, redis_socket: Path,
-                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_receipts_from_url(
+    tmp_path: Path, redis_url: str, redis_socket: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path_store = receipts_from_url(str(tmp_path / "plain.sqlite3"))
     assert isinstance(path_store, SqliteReceiptStore) and path_store.path == tmp_path / "plain.sqlite3"
     path_store.close()
@@ -401,26 +481,63 @@ def test_receipts_from_url(tmp_path: Path, redis_url: str, redis_socket: Path,
 # -- toolgen call with a Redis store ---------------------------------------------------------------------
 
 
-def _call(server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict[str, Any],
-          *extra: str) -> tuple[int, Any, str]:
+def _call(
+    server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict[str, Any], *extra: str
+) -> tuple[int, Any, str]:
     env = dict(os.environ, TICKETS_TOKEN=server.token)
     for name in ("TOOLGEN_SCOPES", "TOOLGEN_RECEIPTS", "TOOLGEN_CURSOR_KEY"):
         env.pop(name, None)
-    proc = subprocess.run([TOOLGEN, "call", str(tickets_dir()), tool, "--args", json.dumps(args),
-                           "--base-url", server.base_url, "--receipts", receipts, *extra],
-                          capture_output=True, text=True, env=env, timeout=60, cwd=cwd, check=False)
+    proc = subprocess.run(
+        [
+            TOOLGEN,
+            "call",
+            str(tickets_dir()),
+            tool,
+            "--args",
+            json.dumps(args),
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            receipts,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=cwd,
+        check=False,
+    )
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None, proc.stderr
 
 
-def _call_here(server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict[str, Any],
-               monkeypatch: pytest.MonkeyPatch) -> tuple[int, Any, str]:
+def _call_here(
+    server: TicketsServer,
+    cwd: Path,
+    receipts: str,
+    tool: str,
+    args: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[int, Any, str]:
     """`_call` in-process (click's runner in `cwd`): the same exit code, stdout and stderr."""
     monkeypatch.setenv("TICKETS_TOKEN", server.token)
     for name in ("TOOLGEN_SCOPES", "TOOLGEN_RECEIPTS", "TOOLGEN_CURSOR_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(cwd)
-    result = CliRunner().invoke(main, ["call", str(tickets_dir()), tool, "--args", json.dumps(args),
-                                       "--base-url", server.base_url, "--receipts", receipts])
+    result = CliRunner().invoke(
+        main,
+        [
+            "call",
+            str(tickets_dir()),
+            tool,
+            "--args",
+            json.dumps(args),
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            receipts,
+        ],
+    )
     return result.exit_code, json.loads(result.stdout) if result.stdout.strip() else None, result.stderr
 
 
@@ -442,23 +559,36 @@ def test_toolgen_call_with_redis_receipts(server: TicketsServer, tmp_path: Path,
     # a cursor issued by one worker is accepted by the other (the cursor key is kept in Redis)
     code, page1, err = _call(server, a, spec, "list_tickets", {"page_size": 2}, *flags)
     assert code == 0, err
-    code, page2, err = _call(server, b, spec, "list_tickets",
-                             {"page_size": 2, "cursor": page1["result"]["next_cursor"]}, *flags)
+    code, page2, err = _call(
+        server, b, spec, "list_tickets", {"page_size": 2, "cursor": page1["result"]["next_cursor"]}, *flags
+    )
     assert code == 0 and page2["ok"], (page2, err)
     assert not list(a.iterdir()) and not list(b.iterdir())  # no local SQLite file or cursor.key
 
 
-def test_toolgen_call_refuses_unusable_receipt_stores(server: TicketsServer, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_toolgen_call_refuses_unusable_receipt_stores(
+    server: TicketsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Unusable stores are bad command-line input, reported without a password (in-process: the real
     `toolgen call` processes are the test above)."""
-    def _call(server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict[str, Any]) -> tuple[int, Any, str]:
+
+    def _call(
+        server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict[str, Any]
+    ) -> tuple[int, Any, str]:
         return _call_here(server, cwd, receipts, tool, args, monkeypatch)
 
     a = tmp_path
     code, out, err = _call(server, a, "mongodb://db/x", "get_ticket", {"ticket_id": "T-102"})
     assert code == 2 and out is None and "unknown receipt store URL scheme" in err
-    code, out, err = _call(server, a, "postgresql://app:hunter2pw@127.0.0.1:1/db?connect_timeout=1", "get_ticket", {"ticket_id": "T-102"})
+    code, out, err = _call(
+        server,
+        a,
+        "postgresql://app:hunter2pw@127.0.0.1:1/db?connect_timeout=1",
+        "get_ticket",
+        {"ticket_id": "T-102"},
+    )
     assert code == 2 and out is None and "cannot open the receipt store" in err and "hunter2pw" not in err
-    code, out, err = _call(server, a, "redis://:hunter2pw@127.0.0.1:1/0", "get_ticket", {"ticket_id": "T-102"})
+    code, out, err = _call(
+        server, a, "redis://:hunter2pw@127.0.0.1:1/0", "get_ticket", {"ticket_id": "T-102"}
+    )
     assert code == 2 and out is None and "cannot open the receipt store" in err and "hunter2pw" not in err

@@ -37,15 +37,36 @@ SPEC: dict[str, Any] = {
     "info": {"title": "Things", "version": "1"},
     "servers": [{"url": "https://things.example.com"}],
     "paths": {
-        f"/{step}": {"post": {
-            "operationId": f"create{step.upper()}",
-            "summary": f"Create one {step}.",
-            "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                "type": "object", "required": ["name"], "additionalProperties": False,
-                "properties": {"name": {"type": "string", "maxLength": 40}}}}}},
-            "responses": {"201": {"description": "Created.", "content": {"application/json": {"schema": {
-                "type": "object", "properties": {"id": {"type": "string"}}}}}},
-                "400": {"description": "Refused."}}}}
+        f"/{step}": {
+            "post": {
+                "operationId": f"create{step.upper()}",
+                "summary": f"Create one {step}.",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["name"],
+                                "additionalProperties": False,
+                                "properties": {"name": {"type": "string", "maxLength": 40}},
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "201": {
+                        "description": "Created.",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"id": {"type": "string"}}}
+                            }
+                        },
+                    },
+                    "400": {"description": "Refused."},
+                },
+            }
+        }
         for step in STEPS
     },
 }
@@ -106,8 +127,13 @@ def _approved(reg: Registry) -> tuple[str, Approval]:
 
 
 def _record(reg: Registry, preview_id: str, approval: Approval, key: str = "k-1") -> CallResult:
-    return reg.call("record_two_things", {"preview_id": preview_id, "action_id": key}, actor=WRITER,
-                    approval=approval, timeout_ms=1000)
+    return reg.call(
+        "record_two_things",
+        {"preview_id": preview_id, "action_id": key},
+        actor=WRITER,
+        approval=approval,
+        timeout_ms=1000,
+    )
 
 
 def _sent(api: FaultServer) -> dict[str, int]:
@@ -121,7 +147,8 @@ def _states(result: CallResult) -> dict[str, str]:
 
 
 def test_a_400_in_the_later_step_resumes_without_sending_the_done_step(
-        package: Path, api: FaultServer, any_receipt_store: ReceiptStore) -> None:
+    package: Path, api: FaultServer, any_receipt_store: ReceiptStore
+) -> None:
     reg = _registry(package, api, any_receipt_store)
     preview_id, approval = _approved(reg)
     api.script("POST", "^/b$", Fault.answer(400, {"error": "name taken"}))
@@ -137,11 +164,15 @@ def test_a_400_in_the_later_step_resumes_without_sending_the_done_step(
 
 @pytest.mark.parametrize("fault", ["timeout", "500"])
 def test_a_step_whose_outcome_is_unknown_is_never_sent_again(
-        package: Path, api: FaultServer, any_receipt_store: ReceiptStore, fault: str) -> None:
+    package: Path, api: FaultServer, any_receipt_store: ReceiptStore, fault: str
+) -> None:
     reg = _registry(package, api, any_receipt_store)
     preview_id, approval = _approved(reg)
-    api.script("POST", "^/a$", Fault.hang(1.5) if fault == "timeout" else Fault.answer(500, {"error": "boom"},
-                                                                                       write=True))
+    api.script(
+        "POST",
+        "^/a$",
+        Fault.hang(1.5) if fault == "timeout" else Fault.answer(500, {"error": "boom"}, write=True),
+    )
     first = _record(reg, preview_id, approval)
     assert _states(first) == {"a": "result_unknown", "b": "not_run"}, first.to_json()
     assert first.error is not None and first.error.result_known is False
@@ -154,7 +185,8 @@ def test_a_step_whose_outcome_is_unknown_is_never_sent_again(
 
 
 def test_a_timeout_in_the_later_step_keeps_both_steps_at_one_write(
-        package: Path, api: FaultServer, any_receipt_store: ReceiptStore) -> None:
+    package: Path, api: FaultServer, any_receipt_store: ReceiptStore
+) -> None:
     reg = _registry(package, api, any_receipt_store)
     preview_id, approval = _approved(reg)
     api.script("POST", "^/b$", Fault.hang(1.5))
@@ -218,8 +250,11 @@ class ResumeMachine(RuleBasedStateMachine):
     def each_step_may_have_written_at_most_once(self) -> None:
         self.api.wait_idle()
         for step in STEPS:
-            writes = [r for r in self.api.requests_for(method="POST", path_regex=f"^/{step}$")
-                      if r.answered is None or not 400 <= r.answered < 500]
+            writes = [
+                r
+                for r in self.api.requests_for(method="POST", path_regex=f"^/{step}$")
+                if r.answered is None or not 400 <= r.answered < 500
+            ]
             assert len(writes) <= 1, (step, [(r.seq, r.answered) for r in writes])
 
     def teardown(self) -> None:
@@ -235,6 +270,10 @@ PACKAGE: list[Path] = []
 def test_resume_sequences_write_each_step_at_most_once(package: Path) -> None:
     PACKAGE[:] = [package]
     machine = ResumeMachine.TestCase
-    machine.settings = settings(max_examples=examples(40), stateful_step_count=5, deadline=None,
-                                suppress_health_check=[HealthCheck.too_slow])
+    machine.settings = settings(
+        max_examples=examples(40),
+        stateful_step_count=5,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     machine().runTest()

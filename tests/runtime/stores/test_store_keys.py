@@ -26,12 +26,27 @@ from toolgen.testing.tickets_server import TicketsServer
 #: key as a header (where a NUL was refused already), the delete keeps it to the receipt store, the
 #: composite escalation holds a receipt of its own
 TOOLS = {
-    "followup": ("preview_ticket_followup", "record_ticket_followup",
-                 {"ticket_id": "T-102", "note": "Customer asked for a callback.", "visibility": "public"},
-                 WRITER, ("POST", "/followups")),
-    "delete": ("preview_ticket_delete", "record_ticket_delete", {"ticket_id": "T-130"}, ADMIN, ("DELETE", "/tickets")),
-    "composite": ("preview_escalate_ticket", "record_escalate_ticket", {"ticket_id": "T-102", "reason": "Angry."},
-                  WRITER, ("POST", "/followups")),
+    "followup": (
+        "preview_ticket_followup",
+        "record_ticket_followup",
+        {"ticket_id": "T-102", "note": "Customer asked for a callback.", "visibility": "public"},
+        WRITER,
+        ("POST", "/followups"),
+    ),
+    "delete": (
+        "preview_ticket_delete",
+        "record_ticket_delete",
+        {"ticket_id": "T-130"},
+        ADMIN,
+        ("DELETE", "/tickets"),
+    ),
+    "composite": (
+        "preview_escalate_ticket",
+        "record_escalate_ticket",
+        {"ticket_id": "T-102", "reason": "Angry."},
+        WRITER,
+        ("POST", "/followups"),
+    ),
 }
 BAD_TEXT = ["a\x00b", "\x00", "key\x00" + "x" * 40, "\ud800", "k\udfff-1"]
 
@@ -66,14 +81,19 @@ def _writes(server: TicketsServer, which: str) -> int:
 
 def _record(reg: Registry, which: str, pid: str, key: str, approval: Approval | None = None) -> CallResult:
     _, record, _, actor, _ = TOOLS[which]
-    return reg.call(record, {"preview_id": pid, "action_id": key}, actor=actor,
-                    approval=approval or Approval(pid, approved_by="human@example.com"))
+    return reg.call(
+        record,
+        {"preview_id": pid, "action_id": key},
+        actor=actor,
+        approval=approval or Approval(pid, approved_by="human@example.com"),
+    )
 
 
 @pytest.mark.parametrize("which", sorted(TOOLS))
 @pytest.mark.parametrize("bad", BAD_TEXT, ids=range(len(BAD_TEXT)))
 def test_a_nul_or_a_lone_surrogate_in_the_key_is_invalid_arguments_on_every_store(
-        store_reg: Registry, server: TicketsServer, which: str, bad: str) -> None:
+    store_reg: Registry, server: TicketsServer, which: str, bad: str
+) -> None:
     pid = _preview_id(store_reg, which)
     before = _writes(server, which)
     result = _record(store_reg, which, pid, bad)
@@ -82,14 +102,17 @@ def test_a_nul_or_a_lone_surrogate_in_the_key_is_invalid_arguments_on_every_stor
     assert result.error.details["pointer"] == "/action_id"
     assert _writes(server, which) == before
     # the same call with a usable key goes through: nothing was left pending
-    ok = _record(store_reg, which, pid, "k-" + bad.encode("utf-8", "backslashreplace").decode().replace("\x00", "0"))
+    ok = _record(
+        store_reg, which, pid, "k-" + bad.encode("utf-8", "backslashreplace").decode().replace("\x00", "0")
+    )
     assert ok.ok, ok.to_json()
 
 
 @pytest.mark.parametrize("which", sorted(TOOLS))
 @pytest.mark.parametrize("bad", BAD_TEXT, ids=range(len(BAD_TEXT)))
 def test_a_nul_or_a_lone_surrogate_in_the_preview_id_is_invalid_arguments_on_every_store(
-        store_reg: Registry, server: TicketsServer, which: str, bad: str) -> None:
+    store_reg: Registry, server: TicketsServer, which: str, bad: str
+) -> None:
     pid = _preview_id(store_reg, which)
     result = _record(store_reg, which, pid[:20] + bad + pid[21:], "k-1")
     assert not result.ok and result.error is not None
@@ -101,8 +124,9 @@ def test_a_nul_or_a_lone_surrogate_in_the_preview_id_is_invalid_arguments_on_eve
 
 @pytest.mark.parametrize("mode", ["client", "issued"])
 @pytest.mark.parametrize("bad", BAD_TEXT, ids=range(len(BAD_TEXT)))
-def test_a_nul_or_a_lone_surrogate_in_an_approval_never_reaches_a_store(store_reg: Registry, server: TicketsServer,
-                                                                        bad: str, mode: str) -> None:
+def test_a_nul_or_a_lone_surrogate_in_an_approval_never_reaches_a_store(
+    store_reg: Registry, server: TicketsServer, bad: str, mode: str
+) -> None:
     """An approval is the caller's too: its ``preview_id`` is compared, its ``approval_id`` stored
     only as a digest, so no store sees its text."""
     store_reg.approvals = mode
@@ -116,10 +140,13 @@ def test_a_nul_or_a_lone_surrogate_in_an_approval_never_reaches_a_store(store_re
 
 
 @settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(st.characters(codec=None, exclude_categories=()), min_size=1, max_size=60),
-       st.sampled_from(sorted(TOOLS)))
-def test_any_key_is_answered_without_a_store_failure(store_reg: Registry, server: TicketsServer, key: str,
-                                                     which: str) -> None:
+@given(
+    st.text(st.characters(codec=None, exclude_categories=()), min_size=1, max_size=60),
+    st.sampled_from(sorted(TOOLS)),
+)
+def test_any_key_is_answered_without_a_store_failure(
+    store_reg: Registry, server: TicketsServer, key: str, which: str
+) -> None:
     """Whatever text a caller sends as the key, no store answers ``receipt_store_unavailable``."""
     result = _record(store_reg, which, _preview_id(store_reg, which), key)
     code = None if result.error is None else result.error.code
@@ -129,8 +156,9 @@ def test_any_key_is_answered_without_a_store_failure(store_reg: Registry, server
 # -- m8: the PostgreSQL table prefix -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("prefix", ["toolgen_\n", "toolgen_\n;DROP TABLE x;--", "\ntoolgen_", "Toolgen_",
-                                    "a" * 42, "", "toolgen-"])
+@pytest.mark.parametrize(
+    "prefix", ["toolgen_\n", "toolgen_\n;DROP TABLE x;--", "\ntoolgen_", "Toolgen_", "a" * 42, "", "toolgen-"]
+)
 def test_a_table_prefix_with_a_newline_or_other_character_is_refused_before_connecting(prefix: str) -> None:
     with pytest.raises(ValueError, match="table prefix"):
         PostgresReceiptStore("postgresql://nobody@127.0.0.1:1/none", table_prefix=prefix)

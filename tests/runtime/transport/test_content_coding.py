@@ -31,10 +31,18 @@ from toolgen.runtime import (
 from toolgen.runtime.serving.registry import MAX_RESPONSE_BYTES
 from toolgen.runtime.transport.content_coding import BodyTooLarge, BoundedDecoder
 
-TICKET: dict[str, Any] = {"id": "T-102", "subject": "Printer on fire", "status": "open", "priority": "high",
-          "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
-          "assignee": None, "tags": [], "followup_count": 0, "updated_at": "2025-02-01T11:00:00Z",
-          "body": "Long original request text."}
+TICKET: dict[str, Any] = {
+    "id": "T-102",
+    "subject": "Printer on fire",
+    "status": "open",
+    "priority": "high",
+    "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
+    "assignee": None,
+    "tags": [],
+    "followup_count": 0,
+    "updated_at": "2025-02-01T11:00:00Z",
+    "body": "Long original request text.",
+}
 
 
 def _encode(data: bytes, codings: list[str]) -> bytes:
@@ -57,8 +65,15 @@ def _registry(base_url: str) -> Registry:
     folder = tickets_dir()
     policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
     catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
-    return Registry(policy, catalog, base_url=base_url + "/v1", credentials=StaticCredentials({"TICKETS_TOKEN": "t0k"}),
-                    receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    return Registry(
+        policy,
+        catalog,
+        base_url=base_url + "/v1",
+        credentials=StaticCredentials({"TICKETS_TOKEN": "t0k"}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
 
 
 def _get(reg: Registry, how: str) -> CallResult:
@@ -69,11 +84,15 @@ def _get(reg: Registry, how: str) -> CallResult:
 
 
 @pytest.mark.parametrize("how", ["sync", "async"])
-@pytest.mark.parametrize("codings", [[], ["gzip"], ["deflate"], ["raw-deflate"], ["gzip", "gzip"],
-                                     ["deflate", "gzip"]])
+@pytest.mark.parametrize(
+    "codings", [[], ["gzip"], ["deflate"], ["raw-deflate"], ["gzip", "gzip"], ["deflate", "gzip"]]
+)
 def test_encoded_answers_read_as_their_content(codings: list[str], how: str) -> None:
     body = _encode(json.dumps(TICKET).encode(), codings)
-    headers = {"Content-Type": "application/json", **({"Content-Encoding": _header(codings)} if codings else {})}
+    headers = {
+        "Content-Type": "application/json",
+        **({"Content-Encoding": _header(codings)} if codings else {}),
+    }
     with HostileServer(lambda req: response(200, body, headers)) as srv, _registry(srv.base_url) as reg:
         result = _get(reg, how)
     assert result.ok, result.to_json()
@@ -108,8 +127,12 @@ def test_a_bomb_answering_a_write_200_is_a_known_success_never_read() -> None:
     """The API accepted the write (200): its outcome is known though its body is over the cap."""
     with HostileServer(_bomb) as srv, _registry(srv.base_url) as reg:
         pid = stored_preview(reg, {"ticket_id": "T-102", "note": "n", "visibility": "public"})
-        result = reg.call("record_ticket_followup", {"preview_id": pid, "action_id": "bomb-1"}, actor=WRITER,
-                          approval=Approval(pid))
+        result = reg.call(
+            "record_ticket_followup",
+            {"preview_id": pid, "action_id": "bomb-1"},
+            actor=WRITER,
+            approval=Approval(pid),
+        )
         assert result.ok and result.warnings and result.result is not None, result.to_json()
         assert "larger than" in result.result["_unreadable_body"]["problem"], result.to_json()
         receipt = reg.receipts.get("tickets/record_ticket_followup", "bomb-1")
@@ -117,15 +140,19 @@ def test_a_bomb_answering_a_write_200_is_a_known_success_never_read() -> None:
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(data=st.binary(max_size=3000), codings=st.lists(st.sampled_from(["gzip", "deflate", "raw-deflate"]),
-                                                      max_size=3),
-       limit=st.integers(0, 3500), cut=st.integers(1, 64))
-def test_the_decoder_returns_the_body_or_refuses_past_the_limit(data: bytes, codings: list[str], limit: int,
-                                                               cut: int) -> None:
+@given(
+    data=st.binary(max_size=3000),
+    codings=st.lists(st.sampled_from(["gzip", "deflate", "raw-deflate"]), max_size=3),
+    limit=st.integers(0, 3500),
+    cut=st.integers(1, 64),
+)
+def test_the_decoder_returns_the_body_or_refuses_past_the_limit(
+    data: bytes, codings: list[str], limit: int, cut: int
+) -> None:
     raw = _encode(data, codings)
     decoder = BoundedDecoder(_header(codings) or None, limit)
     try:
-        out = b"".join(decoder.feed(raw[i:i + cut]) for i in range(0, len(raw), cut)) + decoder.finish()
+        out = b"".join(decoder.feed(raw[i : i + cut]) for i in range(0, len(raw), cut)) + decoder.finish()
     except BodyTooLarge:
         assert len(data) > limit
     else:

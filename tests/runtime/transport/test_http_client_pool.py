@@ -29,10 +29,15 @@ from toolgen.testing.tickets_server import TicketsServer
 
 def make_registry(server: TicketsServer, **options: Any) -> Registry:
     folder = tickets_dir()
-    return Registry(json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-                    json.loads((folder / "mcp.json").read_text(encoding="utf-8")), base_url=server.base_url,
-                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                    receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), **options)
+    return Registry(
+        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        **options,
+    )
 
 
 class RawServer:
@@ -74,7 +79,9 @@ class RawServer:
                 _, buffer = buffer.split(b"\r\n\r\n", 1)
                 time.sleep(self.delay_s)
                 try:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok")
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
+                    )
                 except OSError:
                     return
                 if self.close_after_s is not None:
@@ -158,7 +165,8 @@ async def test_an_expired_keep_alive_connection_is_closed_not_reused(raw: RawSer
 
 @pytest.mark.anyio
 async def test_max_connections_bounds_requests_in_flight_and_the_pool_timeout_is_a_connect_failure(
-        raw: RawServer) -> None:
+    raw: RawServer,
+) -> None:
     raw.delay_s = 0.5
     pool = IdleStackPool(max_connections=2)
     failures: list[str] = []
@@ -236,7 +244,9 @@ def test_proxies_from_the_environment_still_apply(monkeypatch: pytest.MonkeyPatc
     assert not isinstance(routed, IdleStackTransport)  # httpx's proxy transport, as before
     assert isinstance(client._transport_for_url(httpx.URL("https://api.example/v1")), IdleStackTransport)
     direct = client._transport_for_url(httpx.URL("http://internal.example/v1"))  # NO_PROXY: sent directly
-    assert isinstance(direct, httpx.AsyncHTTPTransport) and type(direct._pool).__name__ == "AsyncConnectionPool"
+    assert (
+        isinstance(direct, httpx.AsyncHTTPTransport) and type(direct._pool).__name__ == "AsyncConnectionPool"
+    )
     for name in ("HTTP_PROXY", "NO_PROXY"):
         monkeypatch.delenv(name)
     assert pool_of(async_client(), "http://api.example/v1") is not None
@@ -255,9 +265,14 @@ async def test_the_tls_context_is_made_once_and_only_for_a_tls_origin(raw: RawSe
         assert await get(client, raw.url) == (200, b"ok")
         assert made == []  # plain HTTP: no CA bundle loaded
         for _ in range(2):  # nothing answers TLS there: each attempt fails, one context serves both
-            with pytest.raises(httpx.HTTPError):  # the handshake waits for an answer: give up after 0.5 s, not 5
-                await get(client, raw.url.replace("http://", "https://"), timeout={"connect": 0.5, "read": 0.5,
-                                                                                    "write": 0.5, "pool": 0.5})
+            with pytest.raises(
+                httpx.HTTPError
+            ):  # the handshake waits for an answer: give up after 0.5 s, not 5
+                await get(
+                    client,
+                    raw.url.replace("http://", "https://"),
+                    timeout={"connect": 0.5, "read": 0.5, "write": 0.5, "pool": 0.5},
+                )
         assert made == [1]
 
 
@@ -273,15 +288,21 @@ def test_every_client_of_every_registry_shares_one_tls_context(monkeypatch: pyte
         return real(*args, **kwargs)
 
     monkeypatch.setattr(httpx, "create_ssl_context", counting)
-    monkeypatch.setattr(httpx._transports.default, "create_ssl_context", counting)  # what httpx's transports call
+    monkeypatch.setattr(
+        httpx._transports.default, "create_ssl_context", counting
+    )  # what httpx's transports call
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")  # httpx mounts a proxy transport of its own
     transport.tls_context.cache_clear()
     try:
         with TicketsServer() as server:
             for _ in range(3):
-                reg = Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                                        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                                        receipts=MemoryReceiptStore(), audit=MemoryAuditSink())
+                reg = Registry.from_dir(
+                    tickets_dir(),
+                    base_url=server.base_url,
+                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                    receipts=MemoryReceiptStore(),
+                    audit=MemoryAuditSink(),
+                )
                 assert reg.call("get_ticket", {"ticket_id": "T-102"}, actor=Actor.of("r", ["ticket:read"])).ok
                 reg.close()
         for _ in range(2):

@@ -77,7 +77,9 @@ def pick_request_media(content: dict[str, Any]) -> tuple[str, BodyEncoding, str]
 
 def _offers_json(content: dict[str, Any]) -> bool:
     """Whether `content` offers a JSON media type (which `pick_media` prefers anyway)."""
-    return any(k.lower().split(";")[0].strip() == "application/json" or _JSON_MEDIA.match(k.strip()) for k in content)
+    return any(
+        k.lower().split(";")[0].strip() == "application/json" or _JSON_MEDIA.match(k.strip()) for k in content
+    )
 
 
 _XML_MEDIA = re.compile(r"^[a-z0-9!#$&^_.+-]+/([a-z0-9!#$&^_.+-]*\+)?xml(\s*;.*)?$", re.IGNORECASE)
@@ -96,30 +98,43 @@ def _xml_body(ctx: Ctx, op: Operation, media: str, schema: Any, schema_ptr: str)
     top-level members), so the model is not left to guess what to write."""
     node, _ = ctx.converter.resolve(schema, schema_ptr)
     root = None
-    if isinstance(node, dict) and isinstance(node.get("xml"), dict) and isinstance(node["xml"].get("name"), str):
+    if (
+        isinstance(node, dict)
+        and isinstance(node.get("xml"), dict)
+        and isinstance(node["xml"].get("name"), str)
+    ):
         root = node["xml"]["name"]
     elif isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
         root = schema["$ref"].rsplit("/", 1)[-1]
-    members = [str(k) for k in node.get("properties") or {}] if isinstance(node, dict) and isinstance(
-        node.get("properties"), dict) else []
-    ctx.sink.warning("request-body-xml",
-                     f"{op.key}: the request body is XML ({media}); the tool takes the whole document as one "
-                     "string the model writes, and the runtime sends it as is (toolgen does not serialise "
-                     "arguments to XML)", ctx.doc.locate(schema_ptr),
-                     "describe the document the API expects in the intent's `args: {body: {description: ...}}`, "
-                     "or offer application/json in the spec if the API accepts it")
+    members = (
+        [str(k) for k in node.get("properties") or {}]
+        if isinstance(node, dict) and isinstance(node.get("properties"), dict)
+        else []
+    )
+    ctx.sink.warning(
+        "request-body-xml",
+        f"{op.key}: the request body is XML ({media}); the tool takes the whole document as one "
+        "string the model writes, and the runtime sends it as is (toolgen does not serialise "
+        "arguments to XML)",
+        ctx.doc.locate(schema_ptr),
+        "describe the document the API expects in the intent's `args: {body: {description: ...}}`, "
+        "or offer application/json in the spec if the API accepts it",
+    )
     text = f"Request body: an XML document ({media})"
     if root is not None:
         text += f" whose root element is <{root}>"
     if members:
-        shown = ", ".join(members[:_XML_MEMBERS_SHOWN]) + (", ..." if len(members) > _XML_MEMBERS_SHOWN else "")
+        shown = ", ".join(members[:_XML_MEMBERS_SHOWN]) + (
+            ", ..." if len(members) > _XML_MEMBERS_SHOWN else ""
+        )
         text += f"; its schema's top-level members: {shown}"
     return text + "."
 
 
 def _binary_string(schema: dict[str, Any]) -> bool:
-    return (schema.get("type") == "string" and schema.get("format") in ("binary", "byte")) or \
-        schema.get("contentMediaType") is not None
+    return (schema.get("type") == "string" and schema.get("format") in ("binary", "byte")) or schema.get(
+        "contentMediaType"
+    ) is not None
 
 
 @dataclass(frozen=True)
@@ -138,8 +153,14 @@ class BodyPlan:
 _NO_BODY = BodyPlan("none", None, [])
 
 
-def body_arguments(ctx: Ctx, op: Operation, intent: ResolvedIntent, desc_limit: int,
-                   hidden: Collection[str] = (), key_member: str | None = None) -> BodyPlan:
+def body_arguments(
+    ctx: Ctx,
+    op: Operation,
+    intent: ResolvedIntent,
+    desc_limit: int,
+    hidden: Collection[str] = (),
+    key_member: str | None = None,
+) -> BodyPlan:
     """The `BodyPlan` of `op`'s request body (see the module docstring). A body whose schema
     requires members while ``requestBody.required`` is absent gets a ``body-required-absent``
     warning, and those members are required together: an input schema ``dependentRequired`` (built
@@ -167,21 +188,37 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ResolvedIntent, desc_limit: 
     body_required = bool(body.get("required"))
     schema_ptr = join_pointer(body_ptr, "content", media, "schema")
     if encoding in ("binary", "text") or "schema" not in media_node:
-        description = "Request body (" + media + ")" + (
-            ", base64-encoded" if encoding == "binary" else "") + "."
+        description = (
+            "Request body (" + media + ")" + (", base64-encoded" if encoding == "binary" else "") + "."
+        )
         if _XML_MEDIA.match(media.strip()) and "schema" in media_node:
             description = _xml_body(ctx, op, media, media_node["schema"], schema_ptr)
         schema: dict[str, Any] = {"type": "string", "description": description}
         if encoding == "binary":
             schema["contentEncoding"] = "base64"
-        return BodyPlan(encoding, media, [Arg("body", schema, ArgBinding("body", "body", "", body_required, "omit",
-                                                                         content_type=media), body_required)])
+        return BodyPlan(
+            encoding,
+            media,
+            [
+                Arg(
+                    "body",
+                    schema,
+                    ArgBinding("body", "body", "", body_required, "omit", content_type=media),
+                    body_required,
+                )
+            ],
+        )
     # read-only result (shares the converter's memo): every path below copies what it keeps; the node
     # budget is checked below, on what the model sees
     schema = ctx.converter.convert(media_node["schema"], schema_ptr, "input", copy=False, check_nodes=False)
     schema = _unwrap_single_branch(schema)
     view = object_view(schema)
-    if view is not None and not view[0] and schema.get("additionalProperties") is False and "$ref" not in schema:
+    if (
+        view is not None
+        and not view[0]
+        and schema.get("additionalProperties") is False
+        and "$ref" not in schema
+    ):
         # only the empty object (Stripe's GETs declare one): nothing for the model to pass; a required
         # one is sent as {} by the runtime, an optional one not at all
         if not body_required:
@@ -196,14 +233,22 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ResolvedIntent, desc_limit: 
         _check_budget(ctx, schema_ptr, [("body", schema)], schema.get("$defs"))
         schema = copy_tree(schema)
         schema.setdefault("description", "Request body.")
-        return BodyPlan(encoding, sent_type, [Arg("body", schema, ArgBinding("body", "body", "", body_required),
-                                                  body_required)])
+        return BodyPlan(
+            encoding,
+            sent_type,
+            [Arg("body", schema, ArgBinding("body", "body", "", body_required), body_required)],
+        )
     props, required = view
     undeclared = [r for r in required if r not in props]
     if undeclared and schema.get("additionalProperties") is not False:
         # required but declared nowhere (the object admits other members): an argument of any value
-        props = {**props, **{r: {"description": "Required by the request body's schema, which declares no "
-                                                 "schema for it."} for r in undeclared}}
+        props = {
+            **props,
+            **{
+                r: {"description": "Required by the request body's schema, which declares no schema for it."}
+                for r in undeclared
+            },
+        }
     key_schema = None
     if key_member is not None:  # filled by the runtime from the record's key, never the model
         found = props.get(key_member)
@@ -217,13 +262,17 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ResolvedIntent, desc_limit: 
             f"schema requires {', '.join(sorted(member_required))}; the tool asks for "
             f"{'them' if len(member_required) > 1 else 'it'} whenever any body member is given",
             ctx.doc.locate(body_ptr),
-            "if the API always needs the body, set `required: true` on the requestBody in the spec")
+            "if the API always needs the body, set `required: true` on the requestBody in the spec",
+        )
     encodings = media_node.get("encoding") if isinstance(media_node.get("encoding"), dict) else {}
     defs = schema.get("$defs")
     hidden_args = {name for name, spec in intent.args.items() if spec.hide}
     narrowed = {name: spec.schema_ for name, spec in intent.args.items() if spec.schema_ is not None}
-    seen = {prop: narrowed.get(arg_name(prop), prop_schema) for prop, prop_schema in props.items()
-            if prop not in hidden and arg_name(prop) not in hidden_args}
+    seen = {
+        prop: narrowed.get(arg_name(prop), prop_schema)
+        for prop, prop_schema in props.items()
+        if prop not in hidden and arg_name(prop) not in hidden_args
+    }
     _check_budget(ctx, schema_ptr, list(seen.items()), defs, required if body_required else ())
     args: list[Arg] = []
     constants: list[FixedValue] = []
@@ -243,15 +292,34 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ResolvedIntent, desc_limit: 
         null_means = "send" if is_required and _admits_null(prop_schema) else "omit"
         enc = encodings.get(prop) if isinstance(encodings, dict) else None
         style = enc.get("style") if isinstance(enc, dict) and isinstance(enc.get("style"), str) else None
-        explode = enc.get("explode") if isinstance(enc, dict) and isinstance(enc.get("explode"), bool) else None
-        part_type = enc.get("contentType") if isinstance(enc, dict) and isinstance(enc.get("contentType"), str) else None
+        explode = (
+            enc.get("explode") if isinstance(enc, dict) and isinstance(enc.get("explode"), bool) else None
+        )
+        part_type = (
+            enc.get("contentType")
+            if isinstance(enc, dict) and isinstance(enc.get("contentType"), str)
+            else None
+        )
         binding = ArgBinding("", "body", prop, is_required, null_means, style, explode, part_type)  # type: ignore[arg-type]
-        args.append(Arg(arg_name(prop), prop_schema, binding, is_required,
-                        required_in_body=prop in member_required and not is_required))
+        args.append(
+            Arg(
+                arg_name(prop),
+                prop_schema,
+                binding,
+                is_required,
+                required_in_body=prop in member_required and not is_required,
+            )
+        )
     # a required object body none of whose members is required is sent as {} when the model gives
     # none of them (multipart: a body of no part, still a body; an empty form would be no body)
-    fixed = ((FixedValue("body", "", {}),) if body_required and encoding in ("json", "multipart")
-             and not constants and not any(a.required for a in args) else ())
+    fixed = (
+        (FixedValue("body", "", {}),)
+        if body_required
+        and encoding in ("json", "multipart")
+        and not constants
+        and not any(a.required for a in args)
+        else ()
+    )
     return BodyPlan(encoding, sent_type, args, fixed + tuple(constants), key_schema)
 
 
@@ -259,8 +327,12 @@ def _unwrap_single_branch(schema: dict[str, Any]) -> dict[str, Any]:
     """`{"oneOf": [X]}` (or anyOf) with nothing else that constrains -> X with the annotations kept."""
     for key in ("oneOf", "anyOf"):
         branches = schema.get(key)
-        if isinstance(branches, list) and len(branches) == 1 and isinstance(branches[0], dict) \
-                and "$ref" not in branches[0]:
+        if (
+            isinstance(branches, list)
+            and len(branches) == 1
+            and isinstance(branches[0], dict)
+            and "$ref" not in branches[0]
+        ):
             rest = {k: v for k, v in schema.items() if k != key}
             if set(rest) <= {"description", "title", "$defs"}:
                 merged = dict(branches[0])
@@ -288,8 +360,9 @@ def _attach_defs(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def _check_budget(ctx: Ctx, pointer: str, members: list[tuple[str, Any]], defs: Any,
-                  required: Collection[str] = ()) -> None:
+def _check_budget(
+    ctx: Ctx, pointer: str, members: list[tuple[str, Any]], defs: Any, required: Collection[str] = ()
+) -> None:
     """Raise ``schema-too-large`` when `members` (name, schema on the converter's shared result),
     with the ``$defs`` they reach, exceed ``budgets.max_schema_nodes``; counted without expanding."""
     budget = ctx.converter.budget.max_nodes
@@ -297,8 +370,10 @@ def _check_budget(ctx: Ctx, pointer: str, members: list[tuple[str, Any]], defs: 
     sizes = {name: ctx.converter.measure(node, memo) for name, node in members}
     total = 1 + sum(sizes.values())
     if isinstance(defs, dict) and defs:
-        total += sum(ctx.converter.measure(defs[name], memo) for name in reachable_defs(
-            [node for _, node in members], defs))
+        total += sum(
+            ctx.converter.measure(defs[name], memo)
+            for name in reachable_defs([node for _, node in members], defs)
+        )
     if total <= budget:
         return
     if isinstance(defs, dict) and defs:  # over budget: what each member costs with the $defs it reaches
@@ -306,32 +381,58 @@ def _check_budget(ctx: Ctx, pointer: str, members: list[tuple[str, Any]], defs: 
             sizes[name] += sum(ctx.converter.measure(defs[d], memo) for d in reachable_defs([node], defs))
     optional = sorted((n for n in sizes if n not in required), key=lambda n: (-sizes[n], n))
     largest = ", ".join(f"{n} ({sizes[n]:,})" for n in optional[:5])
-    hint = (f"hide optional members the model does not need (`hide:` wire names; largest: {largest}), "
-            "or raise budgets.max_schema_nodes") if optional else "raise budgets.max_schema_nodes"
-    raise DiagnosticError([Diagnostic(
-        "schema-too-large", "error",
-        f"the request body's {len(members)} members the model sees expand to {total:,} nodes after inlining "
-        f"$refs (budget {budget:,} nodes)", ctx.doc.locate(pointer), hint)])
+    hint = (
+        (
+            f"hide optional members the model does not need (`hide:` wire names; largest: {largest}), "
+            "or raise budgets.max_schema_nodes"
+        )
+        if optional
+        else "raise budgets.max_schema_nodes"
+    )
+    raise DiagnosticError(
+        [
+            Diagnostic(
+                "schema-too-large",
+                "error",
+                f"the request body's {len(members)} members the model sees expand to {total:,} nodes after inlining "
+                f"$refs (budget {budget:,} nodes)",
+                ctx.doc.locate(pointer),
+                hint,
+            )
+        ]
+    )
 
 
-def body_member_costs(converter: SchemaConverter, op: Operation) -> tuple[dict[str, tuple[int, int]], set[str]]:
+def body_member_costs(
+    converter: SchemaConverter, op: Operation
+) -> tuple[dict[str, tuple[int, int]], set[str]]:
     """(member -> (schema nodes, compact-JSON bytes) as the model would see it, the required members)
     of `op`'s JSON object request body, each with the ``$defs`` it reaches; counted on the converter's
     shared result, never expanded. Empty when the body is not an object of named members (or is
     broken: the build reports that)."""
     raw = op.node.get("requestBody")
     try:
-        body, body_ptr = converter.resolve(raw, join_pointer(op.pointer, "requestBody")) if raw else (None, "")
+        body, body_ptr = (
+            converter.resolve(raw, join_pointer(op.pointer, "requestBody")) if raw else (None, "")
+        )
         content = body.get("content") if isinstance(body, dict) else None
         if not isinstance(content, dict) or not content:
             return {}, set()
         media, encoding = pick_media(content)
         media_node = content[media]
-        if encoding not in ("json", "form", "multipart") or not isinstance(media_node, dict) \
-                or "schema" not in media_node:
+        if (
+            encoding not in ("json", "form", "multipart")
+            or not isinstance(media_node, dict)
+            or "schema" not in media_node
+        ):
             return {}, set()
-        schema = converter.convert(media_node["schema"], join_pointer(body_ptr, "content", media, "schema"),
-                                   "input", copy=False, check_nodes=False)
+        schema = converter.convert(
+            media_node["schema"],
+            join_pointer(body_ptr, "content", media, "schema"),
+            "input",
+            copy=False,
+            check_nodes=False,
+        )
     except DiagnosticError:
         return {}, set()
     view = object_view(_unwrap_single_branch(schema))
@@ -344,8 +445,10 @@ def body_member_costs(converter: SchemaConverter, op: Operation) -> tuple[dict[s
     out: dict[str, tuple[int, int]] = {}
     for name, node in props.items():
         reached = [defs[d] for d in reachable_defs([node], defs)] if defs else []
-        out[name] = (converter.measure(node, nodes_memo) + sum(converter.measure(d, nodes_memo) for d in reached),
-                     json_size(node, bytes_memo) + sum(json_size(d, bytes_memo) for d in reached))
+        out[name] = (
+            converter.measure(node, nodes_memo) + sum(converter.measure(d, nodes_memo) for d in reached),
+            json_size(node, bytes_memo) + sum(json_size(d, bytes_memo) for d in reached),
+        )
     return out, set(required) if isinstance(body, dict) and body.get("required") else set()
 
 
@@ -364,7 +467,7 @@ def reachable_defs(nodes: list[Any], defs: dict[str, Any]) -> list[str]:
         if isinstance(cur, dict):
             ref = cur.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                name = ref[len("#/$defs/"):]
+                name = ref[len("#/$defs/") :]
                 if name not in names and name in defs:
                     names.add(name)
                     found.append(name)

@@ -30,8 +30,12 @@ def has_errors_at(sink: DiagnosticSink, display: str, where: tuple[str, str]) ->
     """Whether `sink` holds an error in file `display` at or under the intent map's `where` (a
     composite: ``("composites", key)``)."""
     prefix = "/" + "/".join(escape_token(w) for w in where)
-    return any(d.location is not None and d.location.file == display
-               and (d.location.pointer or "").startswith(prefix) for d in sink.errors)
+    return any(
+        d.location is not None
+        and d.location.file == display
+        and (d.location.pointer or "").startswith(prefix)
+        for d in sink.errors
+    )
 
 
 def check_shape(ctx: Ctx, key: str, intent: CompositeIntent, loc: Any) -> None:
@@ -40,35 +44,63 @@ def check_shape(ctx: Ctx, key: str, intent: CompositeIntent, loc: Any) -> None:
     seen: dict[str, int] = {}
     for index, step in enumerate(intent.steps):
         if step.id == INPUT:
-            sink.error("composite-step-id", f"composite `{key}`: step id `input` is reserved for the composite's "
-                       "arguments", loc("steps", index, "id"), "choose another id")
+            sink.error(
+                "composite-step-id",
+                f"composite `{key}`: step id `input` is reserved for the composite's arguments",
+                loc("steps", index, "id"),
+                "choose another id",
+            )
         if step.id in seen:
-            sink.error("composite-step-id", f"composite `{key}`: step id `{step.id}` is used twice "
-                       f"(steps {seen[step.id]} and {index})", loc("steps", index, "id"), "give every step its own id")
+            sink.error(
+                "composite-step-id",
+                f"composite `{key}`: step id `{step.id}` is used twice (steps {seen[step.id]} and {index})",
+                loc("steps", index, "id"),
+                "give every step its own id",
+            )
         seen.setdefault(step.id, index)
     whens: dict[str, int] = {}
     if intent.pattern == "branch":
         if intent.switch is None:
-            sink.error("composite-switch-missing", f"composite `{key}` is a branch without a `switch`", loc(),
-                       "add `switch: $input/<argument>`, the argument whose value chooses the step")
+            sink.error(
+                "composite-switch-missing",
+                f"composite `{key}` is a branch without a `switch`",
+                loc(),
+                "add `switch: $input/<argument>`, the argument whose value chooses the step",
+            )
         for index, step in enumerate(intent.steps):
             if step.when is None:
-                sink.error("composite-when-missing", f"branch `{key}`: step `{step.id}` has no `when`",
-                           loc("steps", index), "add `when: <value of the switch argument that takes this step>`")
+                sink.error(
+                    "composite-when-missing",
+                    f"branch `{key}`: step `{step.id}` has no `when`",
+                    loc("steps", index),
+                    "add `when: <value of the switch argument that takes this step>`",
+                )
             elif step.when in whens:
-                sink.error("composite-when-duplicate", f"branch `{key}`: steps {whens[step.when]} and {index} both "
-                           f"run when the switch is {step.when!r}", loc("steps", index, "when"),
-                           "give every branch step its own `when` value")
+                sink.error(
+                    "composite-when-duplicate",
+                    f"branch `{key}`: steps {whens[step.when]} and {index} both "
+                    f"run when the switch is {step.when!r}",
+                    loc("steps", index, "when"),
+                    "give every branch step its own `when` value",
+                )
             else:
                 whens[step.when] = index
     else:
         if intent.switch is not None:
-            sink.error("composite-switch-unused", f"composite `{key}` is a {intent.pattern}; only a branch has a "
-                       "`switch`", loc("switch"), "drop `switch`, or set `pattern: branch`")
+            sink.error(
+                "composite-switch-unused",
+                f"composite `{key}` is a {intent.pattern}; only a branch has a `switch`",
+                loc("switch"),
+                "drop `switch`, or set `pattern: branch`",
+            )
         for index, step in enumerate(intent.steps):
             if step.when is not None:
-                sink.error("composite-when-unused", f"composite `{key}` is a {intent.pattern}; only branch steps "
-                           "have `when`", loc("steps", index, "when"), "drop `when`, or set `pattern: branch`")
+                sink.error(
+                    "composite-when-unused",
+                    f"composite `{key}` is a {intent.pattern}; only branch steps have `when`",
+                    loc("steps", index, "when"),
+                    "drop `when`, or set `pattern: branch`",
+                )
 
 
 def branch_switch(ctx: Ctx, intent: CompositeIntent, loc: Any) -> InputRef | None:
@@ -79,8 +111,12 @@ def branch_switch(ctx: Ctx, intent: CompositeIntent, loc: Any) -> InputRef | Non
     ref = parse_ref(intent.switch, loc("switch"), ctx.sink) if intent.switch.startswith("$") else None
     if ref is None or not isinstance(ref, InputRef) or len(parse_pointer(ref.pointer)) != 1:
         if ref is not None or not intent.switch.startswith("$"):
-            ctx.sink.error("composite-switch-invalid", f"switch {intent.switch!r} is not an argument of the composite",
-                           loc("switch"), "write `switch: $input/<argument>`")
+            ctx.sink.error(
+                "composite-switch-invalid",
+                f"switch {intent.switch!r} is not an argument of the composite",
+                loc("switch"),
+                "write `switch: $input/<argument>`",
+            )
         return None
     return ref
 
@@ -98,14 +134,17 @@ def parse_mappings(
     output_raw = intent.output if intent.output is not None else {s.id: f"${s.id}" for s in intent.steps}
     output: dict[str, MappingValue] = {}
     for member, raw in output_raw.items():
-        value = parse_value(raw, loc("output", member) if intent.output is not None else loc("steps"), ctx.sink)
+        value = parse_value(
+            raw, loc("output", member) if intent.output is not None else loc("steps"), ctx.sink
+        )
         if value is not None:
             output[member] = value
     return output
 
 
-def check_references(ctx: Ctx, intent: CompositeIntent, steps: list[Step], output: dict[str, MappingValue],
-                     loc: Any) -> dict[str, set[str]]:
+def check_references(
+    ctx: Ctx, intent: CompositeIntent, steps: list[Step], output: dict[str, MappingValue], loc: Any
+) -> dict[str, set[str]]:
     """Each step's `needs` (the steps its arguments read); unknown steps, references to later steps,
     cycles and references between branch or aggregate steps are located errors."""
     sink = ctx.sink
@@ -119,43 +158,66 @@ def check_references(ctx: Ctx, intent: CompositeIntent, steps: list[Step], outpu
                 where = loc("steps", step.index, "args", arg)
                 if ref.step not in needs:
                     close = difflib.get_close_matches(ref.step, ids, n=1)
-                    sink.error("composite-reference-unknown", f"step `{step.spec.id}` reads `${ref.step}`, which is "
-                               "not a step of this composite", where,
-                               f"did you mean `${close[0]}`?" if close else f"steps: {', '.join(ids)}")
+                    sink.error(
+                        "composite-reference-unknown",
+                        f"step `{step.spec.id}` reads `${ref.step}`, which is not a step of this composite",
+                        where,
+                        f"did you mean `${close[0]}`?" if close else f"steps: {', '.join(ids)}",
+                    )
                     continue
                 needs[step.spec.id].add(ref.step)
     for step in steps:
         if in_cycle(step.spec.id, needs):
-            sink.error("composite-cycle", f"step `{step.spec.id}` reads its own answer, through "
-                       f"{' -> '.join(cycle_path(step.spec.id, needs))}", loc("steps", step.index, "args"),
-                       "a step can read only the answers of steps that run before it")
+            sink.error(
+                "composite-cycle",
+                f"step `{step.spec.id}` reads its own answer, through "
+                f"{' -> '.join(cycle_path(step.spec.id, needs))}",
+                loc("steps", step.index, "args"),
+                "a step can read only the answers of steps that run before it",
+            )
             continue
         for need in sorted(needs[step.spec.id], key=ids.index):
             where = loc("steps", step.index, "args")
             if intent.pattern == "branch":
-                sink.error("composite-reference-branch", f"branch step `{step.spec.id}` reads `${need}`, another "
-                           "branch; exactly one branch step runs", where,
-                           "use a pipeline, or map the value from the composite's input")
+                sink.error(
+                    "composite-reference-branch",
+                    f"branch step `{step.spec.id}` reads `${need}`, another "
+                    "branch; exactly one branch step runs",
+                    where,
+                    "use a pipeline, or map the value from the composite's input",
+                )
             elif intent.pattern == "aggregate":
-                sink.error("composite-reference-aggregate", f"aggregate step `{step.spec.id}` reads `${need}`; "
-                           "aggregate steps run at once, independently", where,
-                           "use a pipeline when a step needs another's answer")
+                sink.error(
+                    "composite-reference-aggregate",
+                    f"aggregate step `{step.spec.id}` reads `${need}`; "
+                    "aggregate steps run at once, independently",
+                    where,
+                    "use a pipeline when a step needs another's answer",
+                )
             elif ids.index(need) > ids.index(step.spec.id) and not in_cycle(need, needs):
-                sink.error("composite-reference-later", f"step `{step.spec.id}` reads `${need}`, a later step",
-                           where, f"move step `{need}` before step `{step.spec.id}`: pipeline steps run in the "
-                           "order written")
+                sink.error(
+                    "composite-reference-later",
+                    f"step `{step.spec.id}` reads `${need}`, a later step",
+                    where,
+                    f"move step `{need}` before step `{step.spec.id}`: pipeline steps run in the "
+                    "order written",
+                )
     for member, value in output.items():
         for ref in mapping_references(value):
             if isinstance(ref, StepRef) and ref.step not in needs:
                 close = difflib.get_close_matches(ref.step, ids, n=1)
-                sink.error("composite-reference-unknown", f"output member `{member}` reads `${ref.step}`, which is "
-                           "not a step of this composite", loc("output", member),
-                           f"did you mean `${close[0]}`?" if close else f"steps: {', '.join(ids)}")
+                sink.error(
+                    "composite-reference-unknown",
+                    f"output member `{member}` reads `${ref.step}`, which is not a step of this composite",
+                    loc("output", member),
+                    f"did you mean `${close[0]}`?" if close else f"steps: {', '.join(ids)}",
+                )
     return needs
 
 
-def check_steps(ctx: Ctx, intent: CompositeIntent, steps: list[Step], input_schema: dict[str, Any],
-                loc: Any) -> None:
+def check_steps(
+    ctx: Ctx, intent: CompositeIntent, steps: list[Step], input_schema: dict[str, Any], loc: Any
+) -> None:
     """Every required step argument mapped (the idempotency key excepted: the runtime fills it), every
     mapped argument one the step takes, and every mapping's types able to match the argument's."""
     sink = ctx.sink
@@ -165,33 +227,51 @@ def check_steps(ctx: Ctx, intent: CompositeIntent, steps: list[Step], input_sche
         key_arg = step.row.idempotency.arg if step.row.idempotency is not None else None
         for name in step.input_schema.get("required", []):
             if name not in step.args and name != key_arg:
-                sink.error("composite-argument-unmapped",
-                           f"step `{step.spec.id}` ({step.op.key}) requires argument `{name}`, which its `args` "
-                           "do not map", loc("steps", step.index, "args") if step.spec.args
-                           else loc("steps", step.index),
-                           f"map it: args: {{{name}: $input/{name}}} (or a step's answer, or a literal)")
+                sink.error(
+                    "composite-argument-unmapped",
+                    f"step `{step.spec.id}` ({step.op.key}) requires argument `{name}`, which its `args` "
+                    "do not map",
+                    loc("steps", step.index, "args") if step.spec.args else loc("steps", step.index),
+                    f"map it: args: {{{name}: $input/{name}}} (or a step's answer, or a literal)",
+                )
         for arg, value in step.args.items():
             where = loc("steps", step.index, "args", arg)
             if arg not in props or arg == key_arg:
                 close = difflib.get_close_matches(arg, list(props), n=1)
-                sink.error("composite-argument-unknown",
-                           f"step `{step.spec.id}` maps `{arg}`, which is not an argument of {step.op.key}"
-                           + (" (the runtime fills the idempotency key)" if arg == key_arg else ""), where,
-                           f"did you mean `{close[0]}`?" if close else
-                           f"its arguments: {', '.join(sorted(props)) or '(none)'}")
+                sink.error(
+                    "composite-argument-unknown",
+                    f"step `{step.spec.id}` maps `{arg}`, which is not an argument of {step.op.key}"
+                    + (" (the runtime fills the idempotency key)" if arg == key_arg else ""),
+                    where,
+                    f"did you mean `{close[0]}`?"
+                    if close
+                    else f"its arguments: {', '.join(sorted(props)) or '(none)'}",
+                )
                 continue
             target = schema_at(step.input_schema, [arg])
             source = _value_schema(value, by_id, input_schema)
             if not types_meet(schema_types(source), schema_types(target)):
-                sink.error("composite-mapping-type",
-                           f"step `{step.spec.id}` argument `{arg}` takes {_shown(schema_types(target))}, but is "
-                           f"fed {_shown(schema_types(source))} ({_describe(value)})", where,
-                           "map a member of the right type, or a literal the argument accepts")
-            elif isinstance(value, LiteralValue) and not value.references() and isinstance(target, dict) \
-                    and isinstance(target.get("enum"), list) and value.value not in target["enum"]:
-                sink.error("composite-mapping-type",
-                           f"step `{step.spec.id}` argument `{arg}` is one of {target['enum']!r}, but is given "
-                           f"{value.value!r}", where, "use one of the listed values")
+                sink.error(
+                    "composite-mapping-type",
+                    f"step `{step.spec.id}` argument `{arg}` takes {_shown(schema_types(target))}, but is "
+                    f"fed {_shown(schema_types(source))} ({_describe(value)})",
+                    where,
+                    "map a member of the right type, or a literal the argument accepts",
+                )
+            elif (
+                isinstance(value, LiteralValue)
+                and not value.references()
+                and isinstance(target, dict)
+                and isinstance(target.get("enum"), list)
+                and value.value not in target["enum"]
+            ):
+                sink.error(
+                    "composite-mapping-type",
+                    f"step `{step.spec.id}` argument `{arg}` is one of {target['enum']!r}, but is given "
+                    f"{value.value!r}",
+                    where,
+                    "use one of the listed values",
+                )
 
 
 def _value_schema(value: MappingValue, steps: dict[str, Step], input_schema: dict[str, Any]) -> Any:

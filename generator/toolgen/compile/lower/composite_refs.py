@@ -56,8 +56,10 @@ _BAD_ESCAPE = re.compile(r"~(?![01])")
 def parse_ref(text: str, where: SourceLocation, sink: DiagnosticSink) -> Reference | None:
     head, _, rest = text[1:].partition("/")
     pointer = "/" + rest if _ else ""
-    hint = ("write `$input/<argument>` or `$<step id>/<JSON pointer into its answer>`, e.g. $customer/id; "
-            "`$$` starts a literal `$`")
+    hint = (
+        "write `$input/<argument>` or `$<step id>/<JSON pointer into its answer>`, e.g. $customer/id; "
+        "`$$` starts a literal `$`"
+    )
     if not head or not all(c.isalnum() or c == "_" for c in head) or not head[0].isalpha():
         sink.error("composite-reference-invalid", f"{text!r} is not a reference", where, hint)
         return None
@@ -66,18 +68,30 @@ def parse_ref(text: str, where: SourceLocation, sink: DiagnosticSink) -> Referen
     except PointerError:
         tokens = None
     if tokens is None or _BAD_ESCAPE.search(pointer):  # RFC 6901 §3: `~` only as `~0` or `~1`
-        sink.error("composite-reference-invalid", f"{text!r}: {pointer!r} is not a JSON pointer", where,
-                   hint + "; inside a pointer `~0` is `~` and `~1` is `/`")
+        sink.error(
+            "composite-reference-invalid",
+            f"{text!r}: {pointer!r} is not a JSON pointer",
+            where,
+            hint + "; inside a pointer `~0` is `~` and `~1` is `/`",
+        )
         return None
     if head == INPUT:
         if not pointer:
-            sink.error("composite-reference-invalid", f"{text!r} names the whole input; name one argument",
-                       where, "write `$input/<argument>`")
+            sink.error(
+                "composite-reference-invalid",
+                f"{text!r} names the whole input; name one argument",
+                where,
+                "write `$input/<argument>`",
+            )
             return None
         if not ARG_NAME_RE.fullmatch(tokens[0]):  # the name becomes an argument of every dialect's catalog
-            sink.error("composite-reference-invalid", f"{text!r} names argument {tokens[0]!r}, which is not an "
-                       "argument name", where, "name the argument with letters, digits and '_' (at most 64, "
-                       "not starting with a digit): `$input/<argument>`")
+            sink.error(
+                "composite-reference-invalid",
+                f"{text!r} names argument {tokens[0]!r}, which is not an argument name",
+                where,
+                "name the argument with letters, digits and '_' (at most 64, "
+                "not starting with a digit): `$input/<argument>`",
+            )
             return None
         return InputRef(pointer)
     return StepRef(head, pointer)

@@ -57,7 +57,7 @@ def local_refs(node: Any) -> Iterator[str]:
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            yield ref[len("#/$defs/"):]
+            yield ref[len("#/$defs/") :]
         for v in node.values():
             yield from local_refs(v)
     elif isinstance(node, list):
@@ -76,10 +76,15 @@ def schema_at(schema: Any, tokens: list[str], root: Any = None) -> Any:
                 return None
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(root, dict):
-                node = root.get("$defs", {}).get(ref[len("#/$defs/"):])
+                node = root.get("$defs", {}).get(ref[len("#/$defs/") :])
                 continue
             all_of = node.get("allOf")
-            if isinstance(all_of, list) and len(all_of) == 1 and "properties" not in node and "items" not in node:
+            if (
+                isinstance(all_of, list)
+                and len(all_of) == 1
+                and "properties" not in node
+                and "items" not in node
+            ):
                 node = all_of[0]
                 continue
             break
@@ -106,8 +111,11 @@ def schema_types(schema: Any) -> set[str] | None:
         return {kind}
     if isinstance(kind, list) and all(isinstance(k, str) for k in kind):
         return set(kind)
-    values = schema["enum"] if isinstance(schema.get("enum"), list) else (
-        [schema["const"]] if "const" in schema else None)
+    values = (
+        schema["enum"]
+        if isinstance(schema.get("enum"), list)
+        else ([schema["const"]] if "const" in schema else None)
+    )
     if values is not None:
         return {json_type(v) for v in values}
     for key in ("anyOf", "oneOf"):
@@ -149,11 +157,16 @@ def record_output_schema(result: dict[str, Any], plan: CompositePlan) -> dict[st
     out["properties"][STEPS] = {
         "type": "array",
         "description": "Every step in plan order with its state: done, failed (with its error), result_unknown "
-                       "(a write that may have happened) or not_run.",
-        "items": {"type": "object", "required": ["id", "state"], "properties": {
-            "id": {"type": "string", "enum": [s.id for s in plan.steps]},
-            "state": {"type": "string", "enum": ["done", "failed", "result_unknown", "not_run"]},
-            "error": {"type": "object"}}},
+        "(a write that may have happened) or not_run.",
+        "items": {
+            "type": "object",
+            "required": ["id", "state"],
+            "properties": {
+                "id": {"type": "string", "enum": [s.id for s in plan.steps]},
+                "state": {"type": "string", "enum": ["done", "failed", "result_unknown", "not_run"]},
+                "error": {"type": "object"},
+            },
+        },
     }
     out["required"] = [STEPS]
     return out

@@ -63,8 +63,16 @@ def step_effect_guess(ctx: Ctx, by_ref: OperationIndex, spec: CompositeStepSpec)
         return "read"
 
 
-def lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, key: str, owner: str,
-               index: int, spec: CompositeStepSpec, loc: Any) -> Step | None:
+def lower_step(
+    ctx: Ctx,
+    operations: list[Operation],
+    by_ref: OperationIndex,
+    key: str,
+    owner: str,
+    index: int,
+    spec: CompositeStepSpec,
+    loc: Any,
+) -> Step | None:
     """Step `index` of composite `key` lowered (its row named ``<owner>.<step id>``, `owner` the
     composite's last tool), or None after located errors at the step's `operation` in ``ctx.sink``."""
     sink = ctx.sink
@@ -72,11 +80,15 @@ def lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, ke
     where = loc("steps", index, "operation")
     if op is None:
         close = suggest_operations(operations, spec.operation)
-        sink.error("composite-step-operation-unknown",
-                   f"composite `{key}`: step `{spec.id}` names operation {spec.operation!r}, which is not in "
-                   f"{ctx.doc.display}", where,
-                   f"did you mean {', '.join(repr(c) for c in close)}?" if close else
-                   "use an operationId or `METHOD /path` exactly as written in the spec")
+        sink.error(
+            "composite-step-operation-unknown",
+            f"composite `{key}`: step `{spec.id}` names operation {spec.operation!r}, which is not in "
+            f"{ctx.doc.display}",
+            where,
+            f"did you mean {', '.join(repr(c) for c in close)}?"
+            if close
+            else "use an operationId or `METHOD /path` exactly as written in the spec",
+        )
         return None
     try:
         base, _explicit = _step_intent(ctx, op, by_ref)
@@ -84,20 +96,34 @@ def lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, ke
         sink.error(skip.code, f"composite `{key}`, step `{spec.id}`: {skip.message}", where, skip.hint)
         return None
     keep = base.output
-    step_intent = base.model_copy(update={
-        "pagination": None, "approval": "never", "preview": False, "record": RecordSpec(arguments="full"),
-        "output": OutputSpec(max_bytes=keep.max_bytes if keep else None,
-                             schema_mode=keep.schema_mode if keep else None),
-        "toolset": None, "loading": None, "keywords": [], "examples": [], "use_when": None, "not_for": None,
-    })
+    step_intent = base.model_copy(
+        update={
+            "pagination": None,
+            "approval": "never",
+            "preview": False,
+            "record": RecordSpec(arguments="full"),
+            "output": OutputSpec(
+                max_bytes=keep.max_bytes if keep else None, schema_mode=keep.schema_mode if keep else None
+            ),
+            "toolset": None,
+            "loading": None,
+            "keywords": [],
+            "examples": [],
+            "use_when": None,
+            "not_for": None,
+        }
+    )
     # lowered by the ordinary tools' code, in a scratch context: its names and diagnostics are the
     # ordinary tool's business, only errors are reported here, at the step
-    scratch = Ctx(ctx.doc, ctx.intents, DiagnosticSink(), ctx.api, ctx.converter, names={},
-                  toolsets=dict(ctx.toolsets))
+    scratch = Ctx(
+        ctx.doc, ctx.intents, DiagnosticSink(), ctx.api, ctx.converter, names={}, toolsets=dict(ctx.toolsets)
+    )
     try:
         made = lower_intent(scratch, op, spec.id, step_intent, ("steps",), explicit=False)
     except Skip as skip:
-        sink.error(skip.code, f"composite `{key}`, step `{spec.id}` ({op.key}): {skip.message}", where, skip.hint)
+        sink.error(
+            skip.code, f"composite `{key}`, step `{spec.id}` ({op.key}): {skip.message}", where, skip.hint
+        )
         return None
     except DiagnosticError as exc:
         for d in exc.diagnostics:
@@ -108,8 +134,17 @@ def lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, ke
     if scratch.sink.errors:
         return None
     tool = made[-1]
-    row = replace(tool.policy, tool=f"{owner}.{spec.id}", pair=None, intent=key, toolset=None, loading="eager",
-                  keywords=(), examples=(), not_for=None)
+    row = replace(
+        tool.policy,
+        tool=f"{owner}.{spec.id}",
+        pair=None,
+        intent=key,
+        toolset=None,
+        loading="eager",
+        keywords=(),
+        examples=(),
+        not_for=None,
+    )
     redact = resolve_intent(ctx.intents, spec.id, base, ("steps",), explicit=False).output.redact
     answer = answer_schema(tool.output_schema, row.output.shape)
     return Step(spec, index, op, row, tool.input_schema, answer, {}, redact)

@@ -89,8 +89,9 @@ class _Failed(Exception):
     """A composite could not be lowered; its errors are in the sink."""
 
 
-def lower_composites(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex,
-                     taken: set[str]) -> list[Tool]:
+def lower_composites(
+    ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, taken: set[str]
+) -> list[Tool]:
     """The tools of every composite in the intent map (`taken`: the tool names already lowered).
     Errors go to ``ctx.sink``; a composite with an error yields no tool."""
     tools: list[Tool] = []
@@ -107,8 +108,14 @@ def lower_composites(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
     return tools
 
 
-def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, key: str,
-                     intent: CompositeIntent, taken: set[str]) -> list[Tool]:
+def _lower_composite(
+    ctx: Ctx,
+    operations: list[Operation],
+    by_ref: OperationIndex,
+    key: str,
+    intent: CompositeIntent,
+    taken: set[str],
+) -> list[Tool]:
     sink, intents = ctx.sink, ctx.intents
     where = ("composites", key)
 
@@ -149,48 +156,106 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
     # 5. the plan, the output, the tools
     ordered = lowered  # pipeline steps run in the order written (references checked above)
     plan = CompositePlan(
-        pattern=intent.pattern, switch=switch,
-        steps=tuple(CompositeStep(
-            id=s.spec.id, when=s.spec.when, needs=tuple(sorted(needs[s.spec.id], key=steps_ids.index)),
-            args=dict(s.args), row=s.row, input_schema=s.input_schema, output_schema=s.output_schema)
-            for s in ordered),
-        output=dict(output))
+        pattern=intent.pattern,
+        switch=switch,
+        steps=tuple(
+            CompositeStep(
+                id=s.spec.id,
+                when=s.spec.when,
+                needs=tuple(sorted(needs[s.spec.id], key=steps_ids.index)),
+                args=dict(s.args),
+                row=s.row,
+                input_schema=s.input_schema,
+                output_schema=s.output_schema,
+            )
+            for s in ordered
+        ),
+        output=dict(output),
+    )
     _check_names(ctx, key, names, taken, loc)
     result_schema, fields = _result(ctx, key, intent, by_id, input_schema, output, writes, loc)
     defaults = ctx.intents.model.defaults
     out_policy = OutputPolicy(
-        fields=tuple(fields), max_bytes=intent.max_bytes or defaults.output_max_bytes,
+        fields=tuple(fields),
+        max_bytes=intent.max_bytes or defaults.output_max_bytes,
         redact=tuple(dict.fromkeys((*_derived_redact(by_id, output), *intent.redact))),
-        schema_mode=defaults.output_schema_mode)
+        schema_mode=defaults.output_schema_mode,
+    )
     timeout = intent.timeout_ms or _default_timeout(intent.pattern, lowered)
     auth = _auth_union(lowered)
-    placement = place(ctx, lowered[0].op, toolset=intent.toolset, loading=intent.loading, keywords=intent.keywords,
-                      group=None, examples=intent.examples, not_for=intent.not_for)
+    placement = place(
+        ctx,
+        lowered[0].op,
+        toolset=intent.toolset,
+        loading=intent.loading,
+        keywords=intent.keywords,
+        group=None,
+        examples=intent.examples,
+        not_for=intent.not_for,
+    )
     once = Retry(max_attempts=1, backoff_ms=0, deadline_ms=timeout, on=())
     extra = guidance(intent.use_when, intent.not_for)
-    summary = cap_text(" ".join(intent.description.split()), max(defaults.description_max_chars - len(extra), 80))
+    summary = cap_text(
+        " ".join(intent.description.split()), max(defaults.description_max_chars - len(extra), 80)
+    )
     summary = with_examples(summary + extra, expansion_texts(intent.examples), defaults.description_max_chars)
     chain = (" → " if intent.pattern == "pipeline" else ", ").join(s.op.key for s in ordered)
-    how = {"pipeline": f"Runs in order: {chain}.", "branch": f"Runs one of: {chain}, chosen by "
-           f"{(switch.pointer[1:] if switch else '')}.", "aggregate": f"Runs at once: {chain}; partial errors "
-           "are listed under errors."}[intent.pattern]
+    how = {
+        "pipeline": f"Runs in order: {chain}.",
+        "branch": f"Runs one of: {chain}, chosen by {(switch.pointer[1:] if switch else '')}.",
+        "aggregate": f"Runs at once: {chain}; partial errors are listed under errors.",
+    }[intent.pattern]
 
     def row(tool: str, mode: Mode, **more: Any) -> PolicyRow:
         base = PolicyRow(
-            tool=tool, mode=mode, effect="read", operation_id="", method="", path="", permission=permission,
-            approval="never", idempotency=None, retry=once, timeout_ms=timeout, pagination=None,
-            output=out_policy, auth=auth, body_encoding="none", body_content_type=None, bindings=(), fixed=(),
-            pair=None, intent=key, success_status=(), toolset=placement.toolset, loading=placement.loading,
-            keywords=placement.keywords, examples=placement.examples, not_for=placement.not_for, composite=plan)
+            tool=tool,
+            mode=mode,
+            effect="read",
+            operation_id="",
+            method="",
+            path="",
+            permission=permission,
+            approval="never",
+            idempotency=None,
+            retry=once,
+            timeout_ms=timeout,
+            pagination=None,
+            output=out_policy,
+            auth=auth,
+            body_encoding="none",
+            body_content_type=None,
+            bindings=(),
+            fixed=(),
+            pair=None,
+            intent=key,
+            success_status=(),
+            toolset=placement.toolset,
+            loading=placement.loading,
+            keywords=placement.keywords,
+            examples=placement.examples,
+            not_for=placement.not_for,
+            composite=plan,
+        )
         return replace(base, **more)
 
     title = intent.title
     if not writes:
         read = row(names[0], "read")
-        return [Tool(names[0], f"{summary} Read-only. {how}", input_schema, result_schema, read, title, "",
-                     strict=intent.strict)]
-    return _writing_tools(ctx, key, intent, names, input_schema, result_schema, plan, row, effect, fields,
-                          summary, how, loc)
+        return [
+            Tool(
+                names[0],
+                f"{summary} Read-only. {how}",
+                input_schema,
+                result_schema,
+                read,
+                title,
+                "",
+                strict=intent.strict,
+            )
+        ]
+    return _writing_tools(
+        ctx, key, intent, names, input_schema, result_schema, plan, row, effect, fields, summary, how, loc
+    )
 
 
 def _effect(
@@ -202,31 +267,47 @@ def _effect(
     effect: Effect = max((s.row.effect for s in lowered), key=lambda e: EFFECT_ORDER[e])
     if intent.effect is not None:
         if EFFECT_ORDER[intent.effect] < EFFECT_ORDER[effect]:
-            sink.error("composite-override-looser",
-                       f"composite `{key}` sets effect {intent.effect!r}, but a step is {effect!r}",
-                       loc("effect"), f"drop `effect` (derived: {effect}) or set something at least as strict")
+            sink.error(
+                "composite-override-looser",
+                f"composite `{key}` sets effect {intent.effect!r}, but a step is {effect!r}",
+                loc("effect"),
+                f"drop `effect` (derived: {effect}) or set something at least as strict",
+            )
         else:
             effect = intent.effect
     if intent.pattern == "aggregate":
         for step in lowered:
             if step.row.effect != "read":
-                sink.error("composite-aggregate-write",
-                           f"composite `{key}` is an aggregate, but step `{step.spec.id}` ({step.op.key}) "
-                           f"is a {step.row.effect}", loc("steps", step.index, "operation"),
-                           "an aggregate runs reads only; use a pipeline for steps that write")
+                sink.error(
+                    "composite-aggregate-write",
+                    f"composite `{key}` is an aggregate, but step `{step.spec.id}` ({step.op.key}) "
+                    f"is a {step.row.effect}",
+                    loc("steps", step.index, "operation"),
+                    "an aggregate runs reads only; use a pipeline for steps that write",
+                )
     if intent.approval == "never" and writes:
-        sink.error("composite-override-looser",
-                   f"composite `{key}` sets approval never, but it has a write step", loc("approval"),
-                   "drop `approval` (derived: required): one approval covers the whole plan")
+        sink.error(
+            "composite-override-looser",
+            f"composite `{key}` sets approval never, but it has a write step",
+            loc("approval"),
+            "drop `approval` (derived: required): one approval covers the whole plan",
+        )
     if intent.approval == "required" and not writes:
-        sink.warning("approval-on-read", f"composite `{key}` only reads; approval applies to record tools only",
-                     loc("approval"), "drop `approval`")
+        sink.warning(
+            "approval-on-read",
+            f"composite `{key}` only reads; approval applies to record tools only",
+            loc("approval"),
+            "drop `approval`",
+        )
     if intent.idempotency is not None and intent.idempotency.send_as != "none":
-        sink.error("composite-idempotency-sent",
-                   f"composite `{key}` sends its idempotency key ({intent.idempotency.send_as}); a composite "
-                   "has no request of its own", loc("idempotency", "send_as"),
-                   "drop `send_as`: each write step sends its own key (`tgs-` and a digest of the record tool, "
-                   "the key and the step id) as its operation's intent says")
+        sink.error(
+            "composite-idempotency-sent",
+            f"composite `{key}` sends its idempotency key ({intent.idempotency.send_as}); a composite "
+            "has no request of its own",
+            loc("idempotency", "send_as"),
+            "drop `send_as`: each write step sends its own key (`tgs-` and a digest of the record tool, "
+            "the key and the step id) as its operation's intent says",
+        )
     return effect
 
 
@@ -234,27 +315,48 @@ def _check_names(ctx: Ctx, key: str, names: tuple[str, ...], taken: set[str], lo
     for name in names:
         problem = tool_name_problem(name)
         if problem:
-            ctx.sink.error("tool-name-invalid", f"composite `{key}` gives tool {name!r}: {problem}", loc(),
-                           "choose a shorter key of letters, digits and '_'")
+            ctx.sink.error(
+                "tool-name-invalid",
+                f"composite `{key}` gives tool {name!r}: {problem}",
+                loc(),
+                "choose a shorter key of letters, digits and '_'",
+            )
             raise _Failed
         if name in taken:
-            ctx.sink.error("tool-name-taken", f"composite `{key}` gives tool {name!r}, which another intent "
-                           "already gives", loc(), "rename the composite")
+            ctx.sink.error(
+                "tool-name-taken",
+                f"composite `{key}` gives tool {name!r}, which another intent already gives",
+                loc(),
+                "rename the composite",
+            )
             raise _Failed
 
 
-def _result(ctx: Ctx, key: str, intent: CompositeIntent, by_id: dict[str, Step], input_schema: dict[str, Any],
-            output: dict[str, MappingValue], writes: bool, loc: Any) -> tuple[dict[str, Any], list[str]]:
+def _result(
+    ctx: Ctx,
+    key: str,
+    intent: CompositeIntent,
+    by_id: dict[str, Step],
+    input_schema: dict[str, Any],
+    output: dict[str, MappingValue],
+    writes: bool,
+    loc: Any,
+) -> tuple[dict[str, Any], list[str]]:
     """(the combined result's schema, projected; the projection's fields, `errors` kept in an aggregate).
     An `output` member named like a member the runtime adds (`errors` of an aggregate, `steps` of a
     record result) is a located error."""
     reserved = {ERRORS: intent.pattern == "aggregate", STEPS: writes}
     for member in output:
         if reserved.get(member):
-            ctx.sink.error("composite-output-reserved", f"composite `{key}`: result member `{member}` is the one "
-                           "the runtime adds (" + ("the steps that did not answer" if member == ERRORS else
-                                                   "every step's state") + ")", loc("output", member),
-                           "give the member another name")
+            ctx.sink.error(
+                "composite-output-reserved",
+                f"composite `{key}`: result member `{member}` is the one "
+                "the runtime adds ("
+                + ("the steps that did not answer" if member == ERRORS else "every step's state")
+                + ")",
+                loc("output", member),
+                "give the member another name",
+            )
             raise _Failed
     result_schema = _output_schema(intent, by_id, input_schema, output)
     fields = list(intent.output_fields)
@@ -264,17 +366,31 @@ def _result(ctx: Ctx, key: str, intent: CompositeIntent, by_id: dict[str, Step],
         try:
             result_schema = project_schema(result_schema, fields)
         except KeyError as exc:
-            ctx.sink.error("composite-output-field-unknown", f"composite `{key}`: output field {exc.args[0]!r} "
-                           "names no member of the combined result", loc("output_fields"),
-                           "name members of `output` and their members, e.g. customer.id")
+            ctx.sink.error(
+                "composite-output-field-unknown",
+                f"composite `{key}`: output field {exc.args[0]!r} names no member of the combined result",
+                loc("output_fields"),
+                "name members of `output` and their members, e.g. customer.id",
+            )
             raise _Failed from None
     return result_schema, fields
 
 
-def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str, ...],  # noqa: PLR0913
-                   input_schema: dict[str, Any], result_schema: dict[str, Any], plan: CompositePlan,
-                   row: Callable[..., PolicyRow], effect: Effect, fields: list[str], summary: str, how: str,
-                   loc: Any) -> list[Tool]:
+def _writing_tools(  # noqa: PLR0913
+    ctx: Ctx,
+    key: str,
+    intent: CompositeIntent,
+    names: tuple[str, ...],
+    input_schema: dict[str, Any],
+    result_schema: dict[str, Any],
+    plan: CompositePlan,
+    row: Callable[..., PolicyRow],
+    effect: Effect,
+    fields: list[str],
+    summary: str,
+    how: str,
+    loc: Any,
+) -> list[Tool]:
     """A writing composite's `preview_<key>` and `record_<key>` (the record takes the preview_id and a
     key; each write step's key is `tgs-` and a digest of the record tool, the key and the step id:
     docs/composites.md, step keys)."""
@@ -283,38 +399,84 @@ def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str
     preview_name, record_name = names
     key_arg = intent.idempotency.key if intent.idempotency is not None else DEFAULT_KEY
     if key_arg in input_schema["properties"] or key_arg == PREVIEW_ID_ARG:
-        sink.error("idempotency-key-collision", f"composite `{key}`: idempotency key argument {key_arg!r} clashes "
-                   "with an argument of the composite", loc("idempotency") if intent.idempotency else loc(),
-                   "set `idempotency: {key: <another name>}`")
+        sink.error(
+            "idempotency-key-collision",
+            f"composite `{key}`: idempotency key argument {key_arg!r} clashes "
+            "with an argument of the composite",
+            loc("idempotency") if intent.idempotency else loc(),
+            "set `idempotency: {key: <another name>}`",
+        )
         raise _Failed
     ttl = defaults.preview_ttl_s
-    preview_row = row(preview_name, "preview", pair=record_name,
-                      output=OutputPolicy(max_bytes=out_policy.max_bytes, schema_mode=out_policy.schema_mode))
-    record_row = row(record_name, "record", effect=effect, approval="required", pair=preview_name,
-                     output=replace(out_policy, fields=(*fields, STEPS) if fields else ()),
-                     idempotency=Idempotency(key_arg, "none", None), record_arguments="preview", preview_ttl_s=ttl)
+    preview_row = row(
+        preview_name,
+        "preview",
+        pair=record_name,
+        output=OutputPolicy(max_bytes=out_policy.max_bytes, schema_mode=out_policy.schema_mode),
+    )
+    record_row = row(
+        record_name,
+        "record",
+        effect=effect,
+        approval="required",
+        pair=preview_name,
+        output=replace(out_policy, fields=(*fields, STEPS) if fields else ()),
+        idempotency=Idempotency(key_arg, "none", None),
+        record_arguments="preview",
+        preview_ttl_s=ttl,
+    )
     verb = "Destructive" if effect == "destructive" else "Writes"
-    preview_desc = (f"PREVIEW ONLY, never writes: runs the reads and returns every request {record_name} would "
-                    f"send and a preview_id. A human must approve the preview_id before {record_name} runs. "
-                    f"{record_name}: {summary}")
-    record_desc = (f"{summary} {verb}. {how} Sends exactly the requests previewed by {preview_name}: pass its "
-                   f"preview_id, which a human must approve, and a fresh {key_arg}.")
+    preview_desc = (
+        f"PREVIEW ONLY, never writes: runs the reads and returns every request {record_name} would "
+        f"send and a preview_id. A human must approve the preview_id before {record_name} runs. "
+        f"{record_name}: {summary}"
+    )
+    record_desc = (
+        f"{summary} {verb}. {how} Sends exactly the requests previewed by {preview_name}: pass its "
+        f"preview_id, which a human must approve, and a fresh {key_arg}."
+    )
     record_input = {
-        "type": "object", "additionalProperties": False, "required": [PREVIEW_ID_ARG, key_arg],
+        "type": "object",
+        "additionalProperties": False,
+        "required": [PREVIEW_ID_ARG, key_arg],
         "properties": {
-            PREVIEW_ID_ARG: {"type": "string", "minLength": 1, "maxLength": 200,
-                             "description": f"The preview_id {preview_name} returned."},
-            key_arg: {"type": "string", "minLength": 1, "maxLength": 190,
-                      "description": "Unique id of this action (e.g. a UUID); reuse it only to retry the same "
-                                     "call. Each write step sends a key derived from this one; a key that "
-                                     "starts with `tgs-` is refused."},
+            PREVIEW_ID_ARG: {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": f"The preview_id {preview_name} returned.",
+            },
+            key_arg: {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 190,
+                "description": "Unique id of this action (e.g. a UUID); reuse it only to retry the same "
+                "call. Each write step sends a key derived from this one; a key that "
+                "starts with `tgs-` is refused.",
+            },
         },
     }
     return [
-        Tool(preview_name, preview_desc, input_schema, _preview_output_schema(), preview_row,
-             f"Preview: {title}" if title else None, "", strict=intent.strict),
-        Tool(record_name, record_desc, record_input, record_output_schema(result_schema, plan), record_row,
-             title, "", strict=intent.strict),
+        Tool(
+            preview_name,
+            preview_desc,
+            input_schema,
+            _preview_output_schema(),
+            preview_row,
+            f"Preview: {title}" if title else None,
+            "",
+            strict=intent.strict,
+        ),
+        Tool(
+            record_name,
+            record_desc,
+            record_input,
+            record_output_schema(result_schema, plan),
+            record_row,
+            title,
+            "",
+            strict=intent.strict,
+        ),
     ]
 
 
@@ -322,8 +484,9 @@ def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str
 # schemas
 
 
-def _input_schema(ctx: Ctx, intent: CompositeIntent, steps: list[Step], switch: InputRef | None,
-                  loc: Any) -> dict[str, Any]:
+def _input_schema(
+    ctx: Ctx, intent: CompositeIntent, steps: list[Step], switch: InputRef | None, loc: Any
+) -> dict[str, Any]:
     """The composite's canonical input schema: an object of the derived arguments (docs/composites.md,
     "The composite's arguments"), strict-mode friendly like every tool's."""
     sink = ctx.sink
@@ -336,8 +499,10 @@ def _input_schema(ctx: Ctx, intent: CompositeIntent, steps: list[Step], switch: 
         name = parse_pointer(switch.pointer)[0]
         whens = [s.spec.when for s in steps if s.spec.when is not None]
         props[name] = intent.inputs.get(name) or {
-            "type": "string", "enum": whens,
-            "description": "Which step runs: " + "; ".join(f"{s.spec.when}: {s.op.key}" for s in steps) + "."}
+            "type": "string",
+            "enum": whens,
+            "description": "Which step runs: " + "; ".join(f"{s.spec.when}: {s.op.key}" for s in steps) + ".",
+        }
         required.append(name)
     for name, schema in intent.inputs.items():
         if name not in props:
@@ -360,12 +525,15 @@ def _input_schema(ctx: Ctx, intent: CompositeIntent, steps: list[Step], switch: 
                     if name in props:  # declared under `inputs`, the switch, or mapped into an earlier step
                         if not compatible(props[name], schema):
                             first = origin.get(name)
-                            sink.error("composite-argument-incompatible",
-                                       f"argument `{name}` is mapped into step `{step.spec.id}` ({arg}) and "
-                                       + (f"step `{first[0]}` ({first[1]})" if first else "declared under `inputs`")
-                                       + " with schemas no value satisfies both", where,
-                                       "map two different arguments, or declare one schema under `inputs` that "
-                                       "both step arguments accept")
+                            sink.error(
+                                "composite-argument-incompatible",
+                                f"argument `{name}` is mapped into step `{step.spec.id}` ({arg}) and "
+                                + (f"step `{first[0]}` ({first[1]})" if first else "declared under `inputs`")
+                                + " with schemas no value satisfies both",
+                                where,
+                                "map two different arguments, or declare one schema under `inputs` that "
+                                "both step arguments accept",
+                            )
                     else:
                         props[name] = copy.deepcopy(schema)
                         origin[name] = (step.spec.id, arg)
@@ -373,10 +541,13 @@ def _input_schema(ctx: Ctx, intent: CompositeIntent, steps: list[Step], switch: 
                     if always and arg in step_required and name not in required:
                         required.append(name)
                 elif name not in props:
-                    sink.error("composite-input-undeclared",
-                               f"`$input{ref.pointer}` in step `{step.spec.id}` ({arg}) names argument `{name}`, "
-                               "whose schema cannot be taken from a step argument", where,
-                               f"declare it: inputs: {{{name}: {{type: string}}}} (its JSON Schema)")
+                    sink.error(
+                        "composite-input-undeclared",
+                        f"`$input{ref.pointer}` in step `{step.spec.id}` ({arg}) names argument `{name}`, "
+                        "whose schema cannot be taken from a step argument",
+                        where,
+                        f"declare it: inputs: {{{name}: {{type: string}}}} (its JSON Schema)",
+                    )
                 elif always and name not in required:
                     required.append(name)
     out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
@@ -392,8 +563,12 @@ def _permission(ctx: Ctx, intent: CompositeIntent, steps: list[Step], loc: Any) 
     extra = [intent.permission] if isinstance(intent.permission, str) else list(intent.permission or [])
     for scope in extra:
         if not scope.strip() or any(c.isspace() for c in scope):
-            ctx.sink.error("permission-invalid", f"permission {scope!r} is not one scope", loc("permission"),
-                           "write one scope, or a list of scopes: permission: [a:read, b:read]")
+            ctx.sink.error(
+                "permission-invalid",
+                f"permission {scope!r} is not one scope",
+                loc("permission"),
+                "write one scope, or a list of scopes: permission: [a:read, b:read]",
+            )
     return tuple(dict.fromkeys([*scopes, *extra]))
 
 
@@ -404,8 +579,10 @@ def _auth_union(steps: list[Step]) -> tuple[AuthBinding, ...]:
         for a in step.row.auth:
             scopes = merged.setdefault((a.scheme, a.kind, a.location, a.wire_name, a.secret), [])
             scopes.extend(x for x in a.scopes if x not in scopes)
-    return tuple(AuthBinding(scheme, kind, location, wire, secret, tuple(scopes))  # type: ignore[arg-type]
-                 for (scheme, kind, location, wire, secret), scopes in merged.items())
+    return tuple(
+        AuthBinding(scheme, kind, location, wire, secret, tuple(scopes))  # type: ignore[arg-type]
+        for (scheme, kind, location, wire, secret), scopes in merged.items()
+    )
 
 
 def _default_timeout(pattern: str, steps: list[Step]) -> int:
@@ -414,8 +591,12 @@ def _default_timeout(pattern: str, steps: list[Step]) -> int:
     return sum(times) if pattern == "pipeline" else max(times)
 
 
-def _output_schema(intent: CompositeIntent, steps: dict[str, Step], input_schema: dict[str, Any],
-                   output: dict[str, MappingValue]) -> dict[str, Any]:
+def _output_schema(
+    intent: CompositeIntent,
+    steps: dict[str, Step],
+    input_schema: dict[str, Any],
+    output: dict[str, MappingValue],
+) -> dict[str, Any]:
     """The combined result's schema: one property per output member (its schema read from the step's
     answer schema at the reference's pointer, `{}` when that cannot be told); an aggregate adds
     `errors`. No member is required: a branch or an aggregate gives only those of the steps that ran
@@ -435,8 +616,10 @@ def _output_schema(intent: CompositeIntent, steps: dict[str, Step], input_schema
         props[member] = copy.deepcopy(schema) if isinstance(schema, dict) else {}
     if intent.pattern == "aggregate":
         props[ERRORS] = {
-            "type": "object", "additionalProperties": {"type": "object"},
-            "description": "Step id -> the structured error of each step that did not answer."}
+            "type": "object",
+            "additionalProperties": {"type": "object"},
+            "description": "Step id -> the structured error of each step that did not answer.",
+        }
     out: dict[str, Any] = {"type": "object", "properties": props}
     if defs:
         out["$defs"] = {k: defs[k] for k in sorted(defs)}
@@ -454,7 +637,7 @@ def _derived_redact(steps: dict[str, Step], output: dict[str, MappingValue]) -> 
         for path in steps[value.step].redact:
             parts = path.split(".")
             if parts[: len(prefix)] == prefix:
-                found.append(".".join([member, *parts[len(prefix):]]))
+                found.append(".".join([member, *parts[len(prefix) :]]))
             elif prefix[: len(parts)] == parts:  # the member lies inside a redacted part
                 found.append(member)
     return found

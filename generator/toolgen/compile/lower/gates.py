@@ -31,14 +31,14 @@ def condition_location(ctx: Ctx, where: tuple[str | int, ...], line: int, column
     if at.line is None or at.col is None or at.line > len(lines):
         return at
     source = lines[at.line - 1]
-    rest = source[at.col - 1:]
+    rest = source[at.col - 1 :]
     if not rest.startswith("when"):
         return at
     after = rest[4:].lstrip()
     after = after[1:].lstrip() if after.startswith(":") else after
     start = len(source) - len(after) + 1  # 1-based column of the value
     if after[:1] in ("|", ">"):
-        body = lines[at.line:]
+        body = lines[at.line :]
         if len(body) < line:
             return at
         indent = len(body[0]) - len(body[0].lstrip(" "))  # the block's own indentation, from its first line
@@ -60,10 +60,12 @@ def checked_condition(ctx: Ctx, intent: ResolvedIntent, input_schema: Any) -> st
     problems = check(when, input_schema)
     for problem in problems:
         ctx.sink.error(
-            "approval-condition-invalid", f"intent `{key}`: approval condition: {problem.message}",
+            "approval-condition-invalid",
+            f"intent `{key}`: approval condition: {problem.message}",
             condition_location(ctx, where, problem.line, problem.column) if explicit else None,
             "write a CEL expression over args.<argument> and caller.id / caller.scopes that is a bool, "
-            "e.g. args.amount > 50000")
+            "e.g. args.amount > 50000",
+        )
     return None if problems else when
 
 
@@ -84,19 +86,30 @@ def lower_limits(ctx: Ctx, intent: ResolvedIntent, input_schema: Any) -> tuple[L
         if spec.sum is not None:
             kind = _type(properties.get(spec.sum))
             if spec.sum not in required or kind not in ("integer", "number"):
-                found = "no such argument" if spec.sum not in properties else (
-                    f"a {kind or 'value of no single type'}" if kind not in ("integer", "number") else "optional")
+                found = (
+                    "no such argument"
+                    if spec.sum not in properties
+                    else (
+                        f"a {kind or 'value of no single type'}"
+                        if kind not in ("integer", "number")
+                        else "optional"
+                    )
+                )
                 ctx.sink.error(
-                    "limit-sum-invalid", f"intent `{key}`: limit sum {spec.sum!r} is {found}: a sum limit adds "
+                    "limit-sum-invalid",
+                    f"intent `{key}`: limit sum {spec.sum!r} is {found}: a sum limit adds "
                     "up a required integer or number argument",
                     _where(ctx, where, index, own=own, explicit=explicit),
-                    "name a required numeric argument of the tool, or use a calls limit")
+                    "name a required numeric argument of the tool, or use a calls limit",
+                )
                 continue
         out.append(_limit(spec))
     return tuple(out)
 
 
-def _where(ctx: Ctx, where: tuple[str | int, ...], index: int, *, own: bool, explicit: bool) -> SourceLocation | None:
+def _where(
+    ctx: Ctx, where: tuple[str | int, ...], index: int, *, own: bool, explicit: bool
+) -> SourceLocation | None:
     if not own:
         return ctx.intents.locate("defaults", "limits", index, "sum")
     return ctx.intents.locate(*where, "limits", index, "sum") if explicit else None
@@ -116,6 +129,8 @@ def _limit(spec: LimitSpec) -> Limit:
     assert spec.window is not None  # LimitSpec requires it for calls and sum
     if spec.sum is not None:
         assert spec.max is not None
-        return Limit(per=spec.per, kind="sum", max=spec.max, window_s=duration_s(spec.window), sum_arg=spec.sum)
+        return Limit(
+            per=spec.per, kind="sum", max=spec.max, window_s=duration_s(spec.window), sum_arg=spec.sum
+        )
     assert spec.calls is not None
     return Limit(per=spec.per, kind="calls", max=spec.calls, window_s=duration_s(spec.window))

@@ -41,20 +41,28 @@ __all__ = ["KeyPlace", "idempotency_place", "key_constraints", "key_places"]
 #: idempotent, deduplicationid (SQS's MessageDeduplicationId, Graph's deDuplicationId)
 _SAYS_IDEMPOTENCY = re.compile(r"idempoten|dedup")
 #: names that carry a key only where the description says so (lower case, letters and digits only)
-_REQUEST_ID = re.compile(r"^(x)?(amzn?)?(client(request)?(token|id|key)|clientrequesttoken|request(id|token|key)|"
-                         r"dedup(e|lication)?(key|id|token)?|operationid|uniquerequestid)$")
+_REQUEST_ID = re.compile(
+    r"^(x)?(amzn?)?(client(request)?(token|id|key)|clientrequesttoken|request(id|token|key)|"
+    r"dedup(e|lication)?(key|id|token)?|operationid|uniquerequestid)$"
+)
 #: the description says the API does not (yet, or no longer) deduplicate by the key it declares
-_NOT_HONOURED = re.compile(r"idempotency (is ?n['o]t|is not|not) (currently |yet )?supported|"
-                           r"(is ?n['o]t|is not|not) (currently |yet )?(supported|honou?red|enforced)|"
-                           r"no longer (supported|honou?red|enforced)", re.IGNORECASE)
+_NOT_HONOURED = re.compile(
+    r"idempotency (is ?n['o]t|is not|not) (currently |yet )?supported|"
+    r"(is ?n['o]t|is not|not) (currently |yet )?(supported|honou?red|enforced)|"
+    r"no longer (supported|honou?red|enforced)",
+    re.IGNORECASE,
+)
 #: the description says the value is no idempotency key, whatever its name ("Not an idempotency key:
 #: a reference printed on the receipt", "not used for deduplication")
-_SAYS_NOT_A_KEY = re.compile(r"\bnot (an? |the |used (for|as) (an? )?)?(idempoten|de-?duplicat|dedup)", re.IGNORECASE)
+_SAYS_NOT_A_KEY = re.compile(
+    r"\bnot (an? |the |used (for|as) (an? )?)?(idempoten|de-?duplicat|dedup)", re.IGNORECASE
+)
 #: the description says the value makes a repeated request harmless
 _SAYS_DEDUPLICATES = re.compile(
     r"idempoten|de-?duplicat|dedup|duplicate (request|submission|operation|charge|payment|call)s?|"
     r"(same|repeat(ed)?|retried) requests?.{0,60}(only once|not (be )?(processed|performed|executed) (twice|again))",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -88,8 +96,11 @@ def _rank(name: str, schema: Any, description: Any) -> int | None:
     kind = schema.get("type") if isinstance(schema, dict) else None
     if kind is not None and "string" not in (kind if isinstance(kind, list) else [kind]):
         return None  # a nullable string (`[string, null]`) is a key; a number or an object is not
-    texts = [t for t in (description, schema.get("description") if isinstance(schema, dict) else None)
-             if isinstance(t, str)]
+    texts = [
+        t
+        for t in (description, schema.get("description") if isinstance(schema, dict) else None)
+        if isinstance(t, str)
+    ]
     if any(_SAYS_NOT_A_KEY.search(t) for t in texts):
         return None  # the spec's own word: a member of that name that carries data, not a key
     flat = _flat(name)
@@ -106,7 +117,9 @@ def _honoured(description: Any, schema: Any) -> bool:
     return not any(isinstance(t, str) and _NOT_HONOURED.search(t) for t in texts)
 
 
-def _parameter_places(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> list[tuple[int, KeyPlace]]:
+def _parameter_places(
+    doc: SpecDocument, converter: SchemaConverter, op: Operation
+) -> list[tuple[int, KeyPlace]]:
     places: list[tuple[int, KeyPlace]] = []
     for param, ptr in operation_parameters(doc, converter, op):
         where = param.get("in")
@@ -115,11 +128,23 @@ def _parameter_places(doc: SpecDocument, converter: SchemaConverter, op: Operati
         schema: Any = param.get("schema")
         if isinstance(schema, dict) and "$ref" in schema:
             schema, _ = converter.resolve(schema, join_pointer(ptr, "schema"))
-        rank = _rank(str(param.get("name", "")), schema if isinstance(schema, dict) else {}, param.get("description"))
+        rank = _rank(
+            str(param.get("name", "")), schema if isinstance(schema, dict) else {}, param.get("description")
+        )
         if rank is not None:
-            places.append((rank, KeyPlace(where, str(param["name"]), schema if isinstance(schema, dict) else {},
-                                          ptr, bool(param.get("required")),
-                                          _honoured(param.get("description"), schema))))
+            places.append(
+                (
+                    rank,
+                    KeyPlace(
+                        where,
+                        str(param["name"]),
+                        schema if isinstance(schema, dict) else {},
+                        ptr,
+                        bool(param.get("required")),
+                        _honoured(param.get("description"), schema),
+                    ),
+                )
+            )
     return places
 
 
@@ -145,16 +170,28 @@ def _body_places(converter: SchemaConverter, op: Operation) -> list[tuple[int, K
     for name, member in props.items():
         rank = _rank(str(name), member if isinstance(member, dict) else {}, None)
         if rank is not None:
-            places.append((rank, KeyPlace("body", str(name), member if isinstance(member, dict) else {},
-                                          schema_ptr, bool(body.get("required")) and name in required,
-                                          _honoured(None, member))))
+            places.append(
+                (
+                    rank,
+                    KeyPlace(
+                        "body",
+                        str(name),
+                        member if isinstance(member, dict) else {},
+                        schema_ptr,
+                        bool(body.get("required")) and name in required,
+                        _honoured(None, member),
+                    ),
+                )
+            )
     return places
 
 
 _ORDER = {"header": 0, "query": 1, "body": 2}
 
 
-def _ranked_places(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> list[tuple[int, KeyPlace]]:
+def _ranked_places(
+    doc: SpecDocument, converter: SchemaConverter, op: Operation
+) -> list[tuple[int, KeyPlace]]:
     try:
         places = _parameter_places(doc, converter, op) + _body_places(converter, op)
     except DiagnosticError:

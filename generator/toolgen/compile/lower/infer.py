@@ -25,8 +25,11 @@ def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
     the operation takes one, `idempotency_place`: a header, a query parameter or a body member; else
     `action_id` for receipts). Raises `Skip` for TRACE."""
     if op.method == "TRACE":
-        raise Skip("operation-method-unsupported", "TRACE operations are not turned into tools",
-                   ctx.doc.locate(op.pointer))
+        raise Skip(
+            "operation-method-unsupported",
+            "TRACE operations are not turned into tools",
+            ctx.doc.locate(op.pointer),
+        )
     effect: Effect
     if group.effect != "inferred":
         effect = group.effect
@@ -42,8 +45,13 @@ def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
             idempotency = IdempotencySpec(key="action_id", send_as="none")
     # the group's approval as stated: a write's default is applied where every intent's is
     # (`resolve.resolve_intent`); its toolset and loading come from `group` (`toolsets.place`)
-    return ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=group.approval,
-                      idempotency=idempotency)
+    return ToolIntent(
+        operation=op.key,
+        effect=effect,
+        permission=group.permission,
+        approval=group.approval,
+        idempotency=idempotency,
+    )
 
 
 def _quiet_place(ctx: Ctx, op: Operation) -> KeyPlace | None:

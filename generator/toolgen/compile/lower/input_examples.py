@@ -43,7 +43,8 @@ MAX_EXAMPLE_BYTES = 1024
 #: a member (at any depth) whose name says it holds a secret: never shown in an example
 SECRET_MEMBER = re.compile(
     r"(?i)(pass(word|wd|phrase|code)|secret|token|api[-_]?key|apikey|access[-_]?key|credential"
-    r"|private[-_]?key|authori[sz]ation|cookie|session[-_]?id|signature|bearer)")
+    r"|private[-_]?key|authori[sz]ation|cookie|session[-_]?id|signature|bearer)"
+)
 #: words that name a secret only as a whole word of the name (``pin``, ``pinCode``, ``user_pwd``; not
 #: ``pinned`` or ``shipping``): the name is split at ``_``, ``-``, ``.``, spaces and case changes
 SECRET_WORDS = frozenset({"pwd", "pin", "otp", "totp", "hotp", "jwt", "mfa", "cvv", "cvc", "ssn"})
@@ -57,12 +58,22 @@ def secret_name(name: str) -> bool:
         return True
     return any(word.lower() in SECRET_WORDS for word in _NAME_WORDS.findall(name))
 
+
 Example = dict[str, Any]
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def tool_examples(ctx: Ctx, op: Operation, key: str, intent: ResolvedIntent, args: list[Arg],
-                  schema: dict[str, Any], where: tuple[str | int, ...], *, explicit: bool) -> tuple[Example, ...]:
+def tool_examples(
+    ctx: Ctx,
+    op: Operation,
+    key: str,
+    intent: ResolvedIntent,
+    args: list[Arg],
+    schema: dict[str, Any],
+    where: tuple[str | int, ...],
+    *,
+    explicit: bool,
+) -> tuple[Example, ...]:
     """The input examples of the read or preview tool of `intent` (see the module docstring), whose
     arguments are `args` and canonical input schema `schema`. Findings go to ``ctx.sink``:
     ``input-example-invalid`` (error) for an intent-map example, ``spec-example-invalid`` (warning)
@@ -72,17 +83,23 @@ def tool_examples(ctx: Ctx, op: Operation, key: str, intent: ResolvedIntent, arg
         for i, example in enumerate(intent.input_examples):
             problem = example_problem(example, schema, complete_only=False)
             if problem is not None:
-                ctx.sink.error("input-example-invalid", f"intent `{key}`: input example {i + 1} {problem}",
-                               ctx.intents.locate(*where, "input_examples", i) if explicit else None,
-                               "give the arguments as the model sees them (toolgen catalog shows them), "
-                               "valid under the tool's input schema, without secrets", tool=key)
+                ctx.sink.error(
+                    "input-example-invalid",
+                    f"intent `{key}`: input example {i + 1} {problem}",
+                    ctx.intents.locate(*where, "input_examples", i) if explicit else None,
+                    "give the arguments as the model sees them (toolgen catalog shows them), "
+                    "valid under the tool's input schema, without secrets",
+                    tool=key,
+                )
             elif example not in kept:
                 kept.append(example)
         return tuple(kept)
     return remembered_examples(ctx, op, args, schema, partial(_spec_examples, ctx, op, key, args, schema))
 
 
-def _spec_examples(ctx: Ctx, op: Operation, key: str, args: list[Arg], schema: dict[str, Any]) -> tuple[Example, ...]:
+def _spec_examples(
+    ctx: Ctx, op: Operation, key: str, args: list[Arg], schema: dict[str, Any]
+) -> tuple[Example, ...]:
     """The spec's examples that can be shown beside `schema` (at most `MAX_INPUT_EXAMPLES`), each
     invalid one a ``spec-example-invalid`` warning."""
     found: list[Example] = []
@@ -91,9 +108,13 @@ def _spec_examples(ctx: Ctx, op: Operation, key: str, args: list[Arg], schema: d
         if problem == _INCOMPLETE or example in found:
             continue
         if problem is not None:
-            ctx.sink.warning("spec-example-invalid", f"`{key}`: the spec's example at #{pointer} {problem}; "
-                             "it is not shown to models", ctx.doc.locate(pointer),
-                             "fix the example in the spec, or give the intent its own `input_examples`", tool=key)
+            ctx.sink.warning(
+                "spec-example-invalid",
+                f"`{key}`: the spec's example at #{pointer} {problem}; it is not shown to models",
+                ctx.doc.locate(pointer),
+                "fix the example in the spec, or give the intent its own `input_examples`",
+                tool=key,
+            )
             continue
         found.append(example)
         if len(found) == MAX_INPUT_EXAMPLES:
@@ -126,10 +147,14 @@ def example_problem(example: Any, schema: dict[str, Any], *, complete_only: bool
     try:  # the validator the runtime checks every call with (formats included)
         errors = list(jsonschema_rs.Draft202012Validator(schema, validate_formats=True).iter_errors(example))
     except ValueError as exc:  # a schema it cannot compile (a `pattern` no regex engine takes)
-        return f"cannot be checked against the input schema ({str(exc).splitlines()[0] if str(exc) else exc!r})"
+        return (
+            f"cannot be checked against the input schema ({str(exc).splitlines()[0] if str(exc) else exc!r})"
+        )
     if not errors:
         return None
-    if complete_only and all(type(e.kind).__name__ == "Required" and not list(e.instance_path) for e in errors):
+    if complete_only and all(
+        type(e.kind).__name__ == "Required" and not list(e.instance_path) for e in errors
+    ):
         return _INCOMPLETE
     first = errors[0]
     where = "/" + "/".join(str(p) for p in first.instance_path)
@@ -174,8 +199,9 @@ def _spec_candidates(ctx: Ctx, op: Operation, args: list[Arg]) -> list[tuple[Exa
 
 def _parameter_values(ctx: Ctx, op: Operation, args: list[Arg]) -> Example:
     """Argument name -> the first example value the spec gives its parameter."""
-    by_wire: dict[tuple[str, str], str] = {(a.binding.location, a.binding.wire_name): a.name
-                                           for a in args if a.binding is not None}
+    by_wire: dict[tuple[str, str], str] = {
+        (a.binding.location, a.binding.wire_name): a.name for a in args if a.binding is not None
+    }
     values: Example = {}
     for param, pointer in merged_parameters(ctx, op):
         name = by_wire.get((str(param.get("in")), str(param.get("name"))))

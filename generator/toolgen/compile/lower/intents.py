@@ -37,14 +37,36 @@ from .routing import add_routing_notes, describe_toolsets
 from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
-READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
-              "describe", "download", "export", "retrieve", "show", "head", "options")
+READ_VERBS = (
+    "get",
+    "list",
+    "search",
+    "find",
+    "query",
+    "lookup",
+    "fetch",
+    "read",
+    "check",
+    "count",
+    "describe",
+    "download",
+    "export",
+    "retrieve",
+    "show",
+    "head",
+    "options",
+)
 
 
-def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str,
-          progress: Callable[[int, int], None] | None = None,
-          remember: Remember | None = None,
-          keys: OperationKeys | None = None) -> ApiIR:
+def lower(
+    doc: SpecDocument,
+    intents: LoadedIntentMap,
+    sink: DiagnosticSink,
+    api_name: str,
+    progress: Callable[[int, int], None] | None = None,
+    remember: Remember | None = None,
+    keys: OperationKeys | None = None,
+) -> ApiIR:
     """Lower every intent (explicit tools first, then include groups) to tools.
 
     Raises nothing for bad intents: errors are added to `sink` (the caller decides to stop).
@@ -58,8 +80,15 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     """
     model = intents.model
     budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
-    ctx = Ctx(doc, intents, sink, api_name, SchemaConverter(doc, sink, budget), remember=remember,
-              keys=(keys or OperationKeys(doc, intents, api_name)) if remember is not None else None)
+    ctx = Ctx(
+        doc,
+        intents,
+        sink,
+        api_name,
+        SchemaConverter(doc, sink, budget),
+        remember=remember,
+        keys=(keys or OperationKeys(doc, intents, api_name)) if remember is not None else None,
+    )
     operations = list_operations(doc)
     tools: list[Tool] = []
     authored: set[str] = set()  # tools whose description the intent map gives: its author's routing stands
@@ -90,16 +119,24 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
         op = find_operation(by_ref, intent.operation)
         if op is None:
             close = suggest_operations(operations, intent.operation)
-            sink.error("operation-not-found", f"operation {intent.operation!r} (intent `{key}`) is not in "
-                       f"{doc.display}", loc,
-                       f"did you mean {', '.join(repr(c) for c in close)}?" if close else
-                       "use an operationId or `METHOD /path` exactly as written in the spec")
+            sink.error(
+                "operation-not-found",
+                f"operation {intent.operation!r} (intent `{key}`) is not in {doc.display}",
+                loc,
+                f"did you mean {', '.join(repr(c) for c in close)}?"
+                if close
+                else "use an operationId or `METHOD /path` exactly as written in the spec",
+            )
             continue
         problem = _explicit_name_problem(key, intent.effect)
         if problem:
-            sink.error("tool-name-invalid", f"intent `{key}` for operation {op.synthetic_id!r}: {problem}",
-                       intents.locate("tools", key), "choose a shorter name of letters, digits, '_' and '-' "
-                       "(write intents get a 'preview_'/'record_' prefix, which counts toward 64)")
+            sink.error(
+                "tool-name-invalid",
+                f"intent `{key}` for operation {op.synthetic_id!r}: {problem}",
+                intents.locate("tools", key),
+                "choose a shorter name of letters, digits, '_' and '-' "
+                "(write intents get a 'preview_'/'record_' prefix, which counts toward 64)",
+            )
             continue
         try:
             new = lower_intent(ctx, op, key, intent, ("tools", key), explicit=True)
@@ -125,8 +162,12 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
                 intent, name = _infer_intent(ctx, op, group)
                 new = lower_intent(ctx, op, name, intent, ("include", index), explicit=False, group=group)
             except Skip as skip:
-                sink.warning(skip.code, f"skipped {op.key}: {skip.message}", skip.location or doc.locate(op.pointer),
-                             skip.hint)
+                sink.warning(
+                    skip.code,
+                    f"skipped {op.key}: {skip.message}",
+                    skip.location or doc.locate(op.pointer),
+                    skip.hint,
+                )
                 skipped.append(SkippedOperation(_op_ref(op), skip.message, skip.code))
                 covered[op.pointer] = ""
                 continue
@@ -169,22 +210,32 @@ def _check_intent_map(ctx: Ctx, operations: list[Operation]) -> None:
     for name, spec in model.auth.items():
         if spec.kind is None and name not in schemes:
             close = difflib.get_close_matches(name, [str(k) for k in schemes], n=1)
-            sink.error("auth-scheme-unknown", f"auth names security scheme {name!r}, which the spec does not declare",
-                       intents.locate("auth", name),
-                       f"did you mean `{close[0]}`?" if close else
-                       "use a key of components.securitySchemes, or declare the credential with `kind:`")
+            sink.error(
+                "auth-scheme-unknown",
+                f"auth names security scheme {name!r}, which the spec does not declare",
+                intents.locate("auth", name),
+                f"did you mean `{close[0]}`?"
+                if close
+                else "use a key of components.securitySchemes, or declare the credential with `kind:`",
+            )
     for key, intent in model.tools.items():
         scopes = [intent.permission] if isinstance(intent.permission, str) else list(intent.permission or [])
         for scope in scopes:
             if not scope.strip() or any(c.isspace() for c in scope):
-                sink.error("permission-invalid", f"intent `{key}`: permission {scope!r} is not one scope",
-                           intents.locate("tools", key, "permission"),
-                           "write one scope, or a list of scopes: permission: [a:read, b:read]")
+                sink.error(
+                    "permission-invalid",
+                    f"intent `{key}`: permission {scope!r} is not one scope",
+                    intents.locate("tools", key, "permission"),
+                    "write one scope, or a list of scopes: permission: [a:read, b:read]",
+                )
     for index, group in enumerate(model.include):
         if not any(operation_matches(op, group.match) for op in operations):
-            sink.warning("include-matches-nothing", f"include pattern {group.match!r} matches no operation of the spec",
-                         intents.locate("include", index, "match"),
-                         "patterns match an operationId, `METHOD /path` or `tag:NAME` (globs allowed)")
+            sink.warning(
+                "include-matches-nothing",
+                f"include pattern {group.match!r} matches no operation of the spec",
+                intents.locate("include", index, "match"),
+                "patterns match an operationId, `METHOD /path` or `tag:NAME` (globs allowed)",
+            )
 
 
 def _op_ref(op: Operation) -> OperationRef:
@@ -223,16 +274,24 @@ def _include_name(ctx: Ctx, op: Operation, group: IncludeSpec, effect: Effect) -
         base = "get_" + base
     limit = MAX_TOOL_NAME - (len("preview_") if effect != "read" else 0)
     short = shorten(base, limit, seed=op.pointer)
+
     def full(b: str) -> list[str]:
         return [b] if effect == "read" else ["preview_" + b, "record_" + b]
 
     if any(n in ctx.names for n in full(short)):  # the names taken so far
         short = shorten(f"{base}_{stable_suffix(op.pointer, 6)}", limit, seed=op.pointer + "#dup")
-        ctx.sink.warning("name-collision", f"{op.key}: tool name {base!r} is taken; using {short!r}",
-                         ctx.doc.locate(op.pointer), "give the operation a distinct operationId or an explicit intent")
+        ctx.sink.warning(
+            "name-collision",
+            f"{op.key}: tool name {base!r} is taken; using {short!r}",
+            ctx.doc.locate(op.pointer),
+            "give the operation a distinct operationId or an explicit intent",
+        )
     if short != base:
-        ctx.sink.warning("name-shortened",
-                         f"operationId {op.synthetic_id!r} gives tool name {base!r} ({len(base)} chars); "
-                         f"shortened to {', '.join(full(short))}",
-                         ctx.doc.locate(op.pointer), "add an explicit intent to choose a name")
+        ctx.sink.warning(
+            "name-shortened",
+            f"operationId {op.synthetic_id!r} gives tool name {base!r} ({len(base)} chars); "
+            f"shortened to {', '.join(full(short))}",
+            ctx.doc.locate(op.pointer),
+            "add an explicit intent to choose a name",
+        )
     return short

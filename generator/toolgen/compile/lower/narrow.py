@@ -23,8 +23,13 @@ from .context import Arg, Locate, Skip
 from .resolve import ResolvedIntent
 
 
-def narrow_args(op: Operation, intent: ResolvedIntent, args: list[Arg], iloc: Locate,
-                constants: frozenset[str] = frozenset()) -> tuple[list[Arg], tuple[NarrowedArg, ...]]:
+def narrow_args(
+    op: Operation,
+    intent: ResolvedIntent,
+    args: list[Arg],
+    iloc: Locate,
+    constants: frozenset[str] = frozenset(),
+) -> tuple[list[Arg], tuple[NarrowedArg, ...]]:
     """Apply `intent.args` to `args` (see the module docstring); `iloc(*keys)` locates a key of the
     intent. An entry naming one of `constants` (the argument names of the spec's one-value
     parameters, which the runtime sends itself) has nothing left to narrow and is passed over.
@@ -40,18 +45,31 @@ def narrow_args(op: Operation, intent: ResolvedIntent, args: list[Arg], iloc: Lo
             continue
         if arg is None:
             close = difflib.get_close_matches(name, list(by_name), n=1)
-            raise Skip("arg-unknown", f"`args` names {name!r}, which is not an argument of {op.key}",
-                       iloc("args", name),
-                       f"did you mean `{close[0]}`?" if close else
-                       "available: " + ", ".join(by_name) if by_name else "this operation takes no arguments")
+            raise Skip(
+                "arg-unknown",
+                f"`args` names {name!r}, which is not an argument of {op.key}",
+                iloc("args", name),
+                f"did you mean `{close[0]}`?"
+                if close
+                else "available: " + ", ".join(by_name)
+                if by_name
+                else "this operation takes no arguments",
+            )
         if spec.hide:
             if arg.required:
-                raise Skip("hide-required", f"`args.{name}.hide` hides a required argument of {op.key}",
-                           iloc("args", name, "hide"), "only optional arguments can be hidden; use `fixed` "
-                           "to send a value instead")
+                raise Skip(
+                    "hide-required",
+                    f"`args.{name}.hide` hides a required argument of {op.key}",
+                    iloc("args", name, "hide"),
+                    "only optional arguments can be hidden; use `fixed` to send a value instead",
+                )
             if spec.schema_ is not None or spec.description is not None:
-                raise Skip("arg-hidden-narrowed", f"`args.{name}` hides the argument and also narrows it",
-                           iloc("args", name), "keep `hide: true` alone, or drop it")
+                raise Skip(
+                    "arg-hidden-narrowed",
+                    f"`args.{name}` hides the argument and also narrows it",
+                    iloc("args", name),
+                    "keep `hide: true` alone, or drop it",
+                )
             hidden.add(name)
             records.append(NarrowedArg(name, hidden=True))
             continue
@@ -63,19 +81,26 @@ def narrow_args(op: Operation, intent: ResolvedIntent, args: list[Arg], iloc: Lo
                 found = subset_problems(narrowed, arg.schema)
                 problem = found[0] if found else None
             if problem is not None:
-                tokens = [unescape_token(t) for t in problem.pointer.split("/")[1:]] if problem.pointer else []
+                tokens = (
+                    [unescape_token(t) for t in problem.pointer.split("/")[1:]] if problem.pointer else []
+                )
                 at = f"#{problem.pointer}" if problem.pointer else "its root"
-                raise Skip("arg-narrowing-unproved",
-                           f"`args.{name}.schema` ({op.key}) is not provably narrower than the spec's schema; "
-                           f"at {at}: {problem.message}",
-                           iloc("args", name, "schema", *tokens), problem.hint)
+                raise Skip(
+                    "arg-narrowing-unproved",
+                    f"`args.{name}.schema` ({op.key}) is not provably narrower than the spec's schema; "
+                    f"at {at}: {problem.message}",
+                    iloc("args", name, "schema", *tokens),
+                    problem.hint,
+                )
             schema = {k: v for k, v in narrowed.items()}
             if "description" not in schema and isinstance(arg.schema.get("description"), str):
                 schema["description"] = arg.schema["description"]
         if spec.description is not None:
             schema = {**schema, "description": spec.description}
         arg.schema = schema
-        records.append(NarrowedArg(name, spec.schema_ if spec.schema_ is not None else None, spec.description))
+        records.append(
+            NarrowedArg(name, spec.schema_ if spec.schema_ is not None else None, spec.description)
+        )
     order = {a.name: i for i, a in enumerate(args)}
     records.sort(key=lambda r: order[r.arg])
     return [a for a in args if a.name not in hidden], tuple(records)

@@ -74,12 +74,16 @@ def _structured(schema: Any) -> bool:
     if "object" in types or "array" in types:
         return True
     if t is None:
-        return any(k in schema for k in ("properties", "items", "additionalProperties", "allOf", "anyOf",
-                                         "oneOf", "$ref"))
+        return any(
+            k in schema
+            for k in ("properties", "items", "additionalProperties", "allOf", "anyOf", "oneOf", "$ref")
+        )
     return False
 
 
-def _pick_response_media(content: dict[str, Any]) -> tuple[str, Literal["json", "any", "text", "binary"], bool]:
+def _pick_response_media(
+    content: dict[str, Any],
+) -> tuple[str, Literal["json", "any", "text", "binary"], bool]:
     """(media type, how to read it, whether JSON is assumed rather than declared): a JSON media type
     first (``application/json`` before vendor and ``+json`` types), then a wildcard or unknown type
     whose schema is an object or array, then a wildcard, text, and binary."""
@@ -147,8 +151,12 @@ def success_response(ctx: Ctx, op: Operation, *, copy: bool = True, check_nodes:
             continue
         if chosen is not None and chosen.schema is not None:
             continue
-        chosen = replace(_media_body(ctx, op, node, node_ptr, content, success, copy=copy,
-                                     check_nodes=check_nodes or copy), headers=_header_names(node))
+        chosen = replace(
+            _media_body(
+                ctx, op, node, node_ptr, content, success, copy=copy, check_nodes=check_nodes or copy
+            ),
+            headers=_header_names(node),
+        )
     if chosen is None:
         return SuccessBody(None, success, op.pointer, False)
     if chosen.schema is None:
@@ -178,44 +186,66 @@ def _admits_null(schema: Any) -> bool:
     return any(isinstance(b, dict) and b.get("type") == "null" for b in schema.get("anyOf") or [])
 
 
-def _media_body(ctx: Ctx, op: Operation, node: dict[str, Any], node_ptr: str, content: dict[str, Any],
-                success: tuple[int, ...], *, copy: bool, check_nodes: bool) -> SuccessBody:
+def _media_body(
+    ctx: Ctx,
+    op: Operation,
+    node: dict[str, Any],
+    node_ptr: str,
+    content: dict[str, Any],
+    success: tuple[int, ...],
+    *,
+    copy: bool,
+    check_nodes: bool,
+) -> SuccessBody:
     media, kind, assumed = _pick_response_media(content)
     media_node = content[media] if isinstance(content[media], dict) else {}
     media_ptr = join_pointer(node_ptr, "content", media)
     link = _has_link(node)
     if assumed and ctx.intents is not None:
         if kind == "json":
-            ctx.sink.warning("response-media-assumed-json",
-                             f"{op.key} answers {media!r}, which does not say JSON; its schema is an object or "
-                             "array, so the tool reads the answer as JSON", ctx.doc.locate(media_ptr),
-                             "declare the success response as application/json in the spec")
+            ctx.sink.warning(
+                "response-media-assumed-json",
+                f"{op.key} answers {media!r}, which does not say JSON; its schema is an object or "
+                "array, so the tool reads the answer as JSON",
+                ctx.doc.locate(media_ptr),
+                "declare the success response as application/json in the spec",
+            )
         else:
-            ctx.sink.warning("response-media-unknown",
-                             f"{op.key} answers {media!r} without an object or array schema; the tool returns "
-                             "the answer as JSON when it parses, else as text, unchecked",
-                             ctx.doc.locate(media_ptr),
-                             "declare the media type and schema of the success response in the spec")
+            ctx.sink.warning(
+                "response-media-unknown",
+                f"{op.key} answers {media!r} without an object or array schema; the tool returns "
+                "the answer as JSON when it parses, else as text, unchecked",
+                ctx.doc.locate(media_ptr),
+                "declare the media type and schema of the success response in the spec",
+            )
     accept = media if kind == "json" and len(content) > 1 else None
     if kind in ("text", "binary"):
         opaque = _opaque_body(content, success, node_ptr, link)
         if opaque.body == "text" and ctx.intents is not None:
             shown = ", ".join(str(k) for k in content if media_kind(str(k)) == "text")
             into = f"in `{TEXT_KEY}`" if opaque.schema.get("type") == "object" else "as text"
-            ctx.sink.info("response-text", f"{op.key} answers {shown}: the tool returns the answer {into}, "
-                          "the call's secrets scrubbed, cut to output.max_bytes", ctx.doc.locate(media_ptr),
-                          "declare a JSON response in the spec if the API has one")
+            ctx.sink.info(
+                "response-text",
+                f"{op.key} answers {shown}: the tool returns the answer {into}, "
+                "the call's secrets scrubbed, cut to output.max_bytes",
+                ctx.doc.locate(media_ptr),
+                "declare a JSON response in the spec if the API has one",
+            )
         return opaque
     if kind == "any" or "schema" not in media_node:
         return SuccessBody({}, success, media_ptr, link, "json", accept=accept)
     schema_ptr = join_pointer(media_ptr, "schema")
-    schema = ctx.converter.convert(media_node["schema"], schema_ptr, "output", copy=copy, check_nodes=check_nodes)
+    schema = ctx.converter.convert(
+        media_node["schema"], schema_ptr, "output", copy=copy, check_nodes=check_nodes
+    )
     return SuccessBody(schema, success, schema_ptr, link, "json", accept=accept)
 
 
 #: a media type fit to go into an ``Accept`` list as is (RFC 9110 §12.5.1: type/subtype, parameters)
-_MEDIA_RANGE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-                          r"=[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$")
+_MEDIA_RANGE = re.compile(
+    r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+    r"=[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$"
+)
 
 
 def _opaque_body(content: dict[str, Any], success: tuple[int, ...], node_ptr: str, link: bool) -> SuccessBody:
@@ -236,15 +266,42 @@ def _opaque_body(content: dict[str, Any], success: tuple[int, ...], node_ptr: st
         either: dict[str, Any] = {"anyOf": [text_schema, copy_tree(BINARY_SCHEMA)]}
         return SuccessBody(either, success, node_ptr, link, "text", accept=accept)
     if texts:  # the text is the result's one member (a page of HTML, a CSV file, a plain message)
-        only: dict[str, Any] = {"type": "object", "properties": {TEXT_KEY: text_schema}, "required": [TEXT_KEY]}
+        only: dict[str, Any] = {
+            "type": "object",
+            "properties": {TEXT_KEY: text_schema},
+            "required": [TEXT_KEY],
+        }
         return SuccessBody(only, success, node_ptr, link, "text")
     return SuccessBody(copy_tree(BINARY_SCHEMA), success, node_ptr, link, "binary")
 
 
 #: words of an operation that make its redirect a download link: its result is where the redirect points
-_LINK_WORDS = frozenset({"download", "downloads", "link", "url", "uri", "file", "files", "attachment", "blob",
-                         "avatar", "image", "thumbnail", "photo", "logo", "media", "tarball", "zipball", "export",
-                         "archive", "redirect", "signed", "presigned"})
+_LINK_WORDS = frozenset(
+    {
+        "download",
+        "downloads",
+        "link",
+        "url",
+        "uri",
+        "file",
+        "files",
+        "attachment",
+        "blob",
+        "avatar",
+        "image",
+        "thumbnail",
+        "photo",
+        "logo",
+        "media",
+        "tarball",
+        "zipball",
+        "export",
+        "archive",
+        "redirect",
+        "signed",
+        "presigned",
+    }
+)
 _REDIRECTS = ("301", "302", "303", "307", "308", "3XX")
 
 
@@ -263,11 +320,19 @@ def redirect_body(ctx: Ctx, op: Operation, responses: dict[str, Any]) -> Success
     statuses = tuple(sorted(int(c) for c in codes if c.isdigit())) or (301, 302, 303, 307, 308)
     ptr = join_pointer(op.pointer, "responses", min(codes))
     if ctx.intents is not None:
-        what = ("follows a same-origin redirect (never another origin, at most 5 hops, within the call's deadline) "
-                "and returns where it landed" if redirect == "follow" else
-                "returns the redirect's Location (a download link" + (")" if link else "; a write never follows)"))
-        ctx.sink.info("response-redirect", f"{op.key} declares only a redirect ({', '.join(sorted(codes))}): the tool "
-                      f"{what}", ctx.doc.locate(ptr), "declare the 2xx answer in the spec if the API has one")
+        what = (
+            "follows a same-origin redirect (never another origin, at most 5 hops, within the call's deadline) "
+            "and returns where it landed"
+            if redirect == "follow"
+            else "returns the redirect's Location (a download link"
+            + (")" if link else "; a write never follows)")
+        )
+        ctx.sink.info(
+            "response-redirect",
+            f"{op.key} declares only a redirect ({', '.join(sorted(codes))}): the tool {what}",
+            ctx.doc.locate(ptr),
+            "declare the 2xx answer in the spec if the API has one",
+        )
     return SuccessBody(copy_tree(REDIRECT_SCHEMA), statuses, ptr, False, "none", redirect=redirect)
 
 
@@ -302,11 +367,15 @@ def field_schema(schema: Any, dotted: str, *, array: bool = False, defs: dict[st
     return node
 
 
-REDACTED_SCHEMA: dict[str, Any] = {"description": "Redacted by the runtime policy.", "enum": ["[redacted]", None]}
+REDACTED_SCHEMA: dict[str, Any] = {
+    "description": "Redacted by the runtime policy.",
+    "enum": ["[redacted]", None],
+}
 
 
-def tool_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pagination | None,
-                       body: SuccessBody, iloc: Any) -> tuple[dict[str, Any], Shape]:
+def tool_output_schema(
+    ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pagination | None, body: SuccessBody, iloc: Any
+) -> tuple[dict[str, Any], Shape]:
     """(output schema, result shape) under the intent's output `rule`: the schema with `rule.redact`
     paths checked against the response and replaced by the value the runtime puts there (so a
     redacted `format: email` field still validates), and the shape (`toolgen.results.result_shape`)
@@ -338,9 +407,13 @@ def tool_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pa
             # only whether the path exists (KeyError): nothing is kept, so nothing is expanded
             project_schema(base, [path], depth=0, max_nodes=0)
         except KeyError:
-            raise Skip("output-redact-unknown", f"output.redact {path!r} is not a field of the response of "
-                       f"{op.key}, so nothing would be redacted", iloc("output", "redact", index),
-                       "use a dotted path of the response (the same form as output.fields)") from None
+            raise Skip(
+                "output-redact-unknown",
+                f"output.redact {path!r} is not a field of the response of "
+                f"{op.key}, so nothing would be redacted",
+                iloc("output", "redact", index),
+                "use a dotted path of the response (the same form as output.fields)",
+            ) from None
         target = out["properties"]["items"]["items"] if pagination is not None else out
         if shape == "result":
             target = out["properties"][RESULT_KEY]  # through its items and null branch
@@ -348,7 +421,9 @@ def tool_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pa
     return out, shape
 
 
-def _check_output_budget(ctx: Ctx, op: Operation, rule: OutputRule, body: SuccessBody, out: dict[str, Any]) -> None:
+def _check_output_budget(
+    ctx: Ctx, op: Operation, rule: OutputRule, body: SuccessBody, out: dict[str, Any]
+) -> None:
     """Raise ``schema-too-large`` when the output schema `out` (counted without expanding what it
     shares with the converter's result) exceeds ``budgets.max_schema_nodes``."""
     nodes = ctx.converter.measure(out, {})
@@ -357,19 +432,35 @@ def _check_output_budget(ctx: Ctx, op: Operation, rule: OutputRule, body: Succes
 
 
 def _too_large(ctx: Ctx, op: Operation, body: SuccessBody, nodes: str, *, fields: bool) -> DiagnosticError:
-    hint = ("keep fewer fields (output.fields) or fewer levels below them (output.depth), or raise "
-            "budgets.max_schema_nodes") if fields else TOO_LARGE_HINT
-    return DiagnosticError([Diagnostic(
-        "schema-too-large", "error",
-        f"the output schema of {op.key} as the model sees it expands to {nodes} nodes after inlining $refs "
-        f"(budget {ctx.converter.budget.max_nodes:,} nodes)", ctx.doc.locate(body.pointer), hint)])
+    hint = (
+        (
+            "keep fewer fields (output.fields) or fewer levels below them (output.depth), or raise "
+            "budgets.max_schema_nodes"
+        )
+        if fields
+        else TOO_LARGE_HINT
+    )
+    return DiagnosticError(
+        [
+            Diagnostic(
+                "schema-too-large",
+                "error",
+                f"the output schema of {op.key} as the model sees it expands to {nodes} nodes after inlining $refs "
+                f"(budget {ctx.converter.budget.max_nodes:,} nodes)",
+                ctx.doc.locate(body.pointer),
+                hint,
+            )
+        ]
+    )
 
 
 def _admit_truncation(out: dict[str, Any]) -> None:
     """Declare the budget's ``_truncated`` member on an output root that would otherwise reject it
     (``additionalProperties``/``unevaluatedProperties`` other than true, or ``patternProperties``)."""
-    closed = any(key in out and out[key] is not True
-                 for key in ("additionalProperties", "unevaluatedProperties", "patternProperties"))
+    closed = any(
+        key in out and out[key] is not True
+        for key in ("additionalProperties", "unevaluatedProperties", "patternProperties")
+    )
     if closed and TRUNCATED_KEY not in out.get("properties", {}):
         out["properties"] = {**out.get("properties", {}), TRUNCATED_KEY: copy_tree(TRUNCATED_SCHEMA)}
 
@@ -386,20 +477,28 @@ def _redact_in(node: Any, parts: list[str]) -> None:
     props = node.get("properties")
     if isinstance(props, dict) and parts[0] in props:
         if len(parts) == 1:
-            props[parts[0]] = {"description": REDACTED_SCHEMA["description"], "enum": list(REDACTED_SCHEMA["enum"])}
+            props[parts[0]] = {
+                "description": REDACTED_SCHEMA["description"],
+                "enum": list(REDACTED_SCHEMA["enum"]),
+            }
         else:
             _redact_in(props[parts[0]], parts[1:])
 
 
-def _shaped_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pagination | None,
-                          body: SuccessBody, iloc: Any) -> tuple[dict[str, Any], Shape]:
+def _shaped_output_schema(
+    ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pagination | None, body: SuccessBody, iloc: Any
+) -> tuple[dict[str, Any], Shape]:
     response = body.schema
     fields = list(rule.fields)
     depth = rule.depth
     if response is None:
-        return {"type": "object", "properties": {
-            "status": {"type": "integer", "description": "HTTP status of the (empty) response."}},
-                "required": ["status"]}, "status"
+        return {
+            "type": "object",
+            "properties": {
+                "status": {"type": "integer", "description": "HTTP status of the (empty) response."}
+            },
+            "required": ["status"],
+        }, "status"
     node_budget = ctx.intents.model.defaults.output_schema_nodes
     schema = dict(response)  # shallow: the helpers below build new trees and never mutate their input
     defs = schema.pop("$defs", None)
@@ -414,12 +513,18 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination:
                 below = rule.depth_below_fields
                 levels = max(f.count(".") for f in fields) + below
                 # cut while copying (a kept field may expand to millions of nodes), within the budget
-                projected = project_schema(node, fields, depth=levels, max_nodes=ctx.converter.budget.max_nodes)
+                projected = project_schema(
+                    node, fields, depth=levels, max_nodes=ctx.converter.budget.max_nodes
+                )
             except KeyError as exc:
                 view = object_view(node)
                 known = ", ".join(sorted(view[0])) if view else "(not an object)"
-                raise Skip("output-field-unknown", f"output field {exc.args[0]!r} is not in the {what} of {op.key}",
-                           iloc("output", "fields"), f"available fields: {known}") from None
+                raise Skip(
+                    "output-field-unknown",
+                    f"output field {exc.args[0]!r} is not in the {what} of {op.key}",
+                    iloc("output", "fields"),
+                    f"available fields: {known}",
+                ) from None
             if projected is None:
                 raise _too_large(ctx, op, body, f"more than {ctx.converter.budget.max_nodes:,}", fields=True)
             return limit_depth(projected, levels)
@@ -429,7 +534,10 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination:
         return bounded
 
     if pagination is not None:
-        items_schema = field_schema(schema, pagination.items_field, array=True) or {"type": "array", "items": {}}
+        items_schema = field_schema(schema, pagination.items_field, array=True) or {
+            "type": "array",
+            "items": {},
+        }
         item = project(dict(items_schema.get("items", {})), "items")
         item_defs = item.pop("$defs", None)
         out: dict[str, Any] = {
@@ -445,8 +553,13 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination:
         return out, "object"
     # the body schema as the tool returns it; `result_shape` decides whether it is wrapped
     node: dict[str, Any]
-    if (object_view(schema) is not None and "$ref" not in schema and not schema.get("anyOf")
-            and not schema.get("oneOf") and not body.empty):
+    if (
+        object_view(schema) is not None
+        and "$ref" not in schema
+        and not schema.get("anyOf")
+        and not schema.get("oneOf")
+        and not body.empty
+    ):
         node = project(schema, "response")
         node.setdefault("properties", {})
         node["type"] = "object"  # `properties` without `type` (or `type: [object]`): the body is an object
@@ -462,11 +575,16 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination:
         if item_defs:
             node["$defs"] = item_defs
     elif fields and not body.empty:
-        raise Skip("output-not-object", f"output.fields needs an object response; {op.key} returns "
-                   f"{_describe_type(schema)}", iloc("output", "fields"), "remove output.fields")
+        raise Skip(
+            "output-not-object",
+            f"output.fields needs an object response; {op.key} returns {_describe_type(schema)}",
+            iloc("output", "fields"),
+            "remove output.fields",
+        )
     else:
-        bounded = _bounded({**schema, "$defs": defs} if defs else schema, depth, node_budget,
-                           ctx.converter.budget.max_nodes)
+        bounded = _bounded(
+            {**schema, "$defs": defs} if defs else schema, depth, node_budget, ctx.converter.budget.max_nodes
+        )
         if bounded is None:
             raise _too_large(ctx, op, body, f"more than {ctx.converter.budget.max_nodes:,}", fields=False)
         node = bounded
@@ -531,18 +649,27 @@ def operation_success(doc: SpecDocument, converter: SchemaConverter, op: Operati
     """The success response the build uses for `op` (`success_response`), read only: its schema
     shares the converter's memo, and a response over the node budget is returned too (as
     `operation_response` with ``copy=False``). Raises `DiagnosticError` for a schema it cannot convert."""
-    return success_response(Ctx(doc, None, converter.sink, "", converter), op,  # type: ignore[arg-type]
-                            copy=False, check_nodes=False)
+    return success_response(
+        Ctx(doc, None, converter.sink, "", converter),  # type: ignore[arg-type]
+        op,
+        copy=False,
+        check_nodes=False,
+    )
 
 
-def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operation, *,
-                       copy: bool = True) -> tuple[Any, bool]:
+def operation_response(
+    doc: SpecDocument, converter: SchemaConverter, op: Operation, *, copy: bool = True
+) -> tuple[Any, bool]:
     """(canonical schema of the success response the build uses, or None for an empty body; whether
     that response declares a `Link` header). Raises `DiagnosticError` for a schema it cannot convert.
     ``copy=False``: the schema is read-only, sharing the converter's memo (a reader that looks at many
     operations then holds each distinct schema once, not one copy per operation), and a response over
     the node budget is returned too (the build counts the budget after ``output.fields``; a reader
     measures it with `SchemaConverter.measure`)."""
-    body = success_response(Ctx(doc, None, converter.sink, "", converter), op,  # type: ignore[arg-type]
-                            copy=copy, check_nodes=copy)
+    body = success_response(
+        Ctx(doc, None, converter.sink, "", converter),  # type: ignore[arg-type]
+        op,
+        copy=copy,
+        check_nodes=copy,
+    )
     return body.schema, body.link

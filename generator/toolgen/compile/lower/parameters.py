@@ -33,9 +33,21 @@ MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", 
 #: request with Transfer-Encoding and Content-Length is a smuggling vector), which the HTTP client
 #: owns; and Cookie, which the runtime assembles from ``in: cookie`` parameters and credentials (a
 #: free-form Cookie argument could carry any cookie, and was previewed but replaced on the wire).
-RESERVED_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
-                              "proxy-authorization", "proxy-authenticate", "transfer-encoding", "expect",
-                              "cookie"})
+RESERVED_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "transfer-encoding",
+        "expect",
+        "cookie",
+    }
+)
 #: Managed headers a `fixed:` entry may set (the runtime sends its own User-Agent and the Accept the
 #: output needs otherwise); Authorization, Content-Type, Content-Length and Host stay the runtime's.
 FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
@@ -44,7 +56,9 @@ FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
 #: sent as the spec states it (Amadeus: ``GET`` on a POST search), else as the operation's own method;
 #: an optional one is not sent; `fixed:` may set it.
 METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
-CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
+CREDENTIAL_NAME = re.compile(
+    r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE
+)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
 
 
@@ -59,8 +73,12 @@ def merged_parameters(ctx: Ctx, op: Operation) -> list[tuple[dict[str, Any], str
             ptr = join_pointer(owner_ptr, "parameters", i)
             node, target_ptr = ctx.converter.resolve(raw, ptr)
             if not isinstance(node, dict) or "name" not in node or "in" not in node:
-                raise Skip("parameter-invalid", f"parameter at #{ctx.doc.source_pointer(ptr)} has no `name`/`in`", ctx.doc.locate(ptr),
-                           "fix the parameter object")
+                raise Skip(
+                    "parameter-invalid",
+                    f"parameter at #{ctx.doc.source_pointer(ptr)} has no `name`/`in`",
+                    ctx.doc.locate(ptr),
+                    "fix the parameter object",
+                )
             merged[(str(node["name"]), str(node["in"]))] = (node, target_ptr)
     return list(merged.values())
 
@@ -77,9 +95,17 @@ class ParameterArgs:
     hidden: set[str]
 
 
-def parameter_args(ctx: Ctx, op: Operation, intent: ResolvedIntent, params: list[tuple[dict[str, Any], str]], *,
-                   auth: tuple[AuthBinding, ...], key_params: set[tuple[str, str]], paging: set[str],
-                   iloc: Locate) -> ParameterArgs:
+def parameter_args(
+    ctx: Ctx,
+    op: Operation,
+    intent: ResolvedIntent,
+    params: list[tuple[dict[str, Any], str]],
+    *,
+    auth: tuple[AuthBinding, ...],
+    key_params: set[tuple[str, str]],
+    paging: set[str],
+    iloc: Locate,
+) -> ParameterArgs:
     """The parameters in argument order (path, query, header, cookie; path ones as the path names
     them), minus what the model must not pass: the paging parameters (`paging`), apiKey credentials
     (`key_params`), hidden ones, headers the runtime manages or sends from `api.headers`, hop-by-hop,
@@ -100,13 +126,18 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ResolvedIntent, params: list
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     lowering = _ParameterLowering(ctx, op, intent, auth=auth, key_params=key_params, paging=paging, iloc=iloc)
-    for param, ptr in sorted(params, key=lambda pp: (LOCATION_ORDER.get(str(pp[0].get("in")), 9),
-                                                     _path_order(op.path, pp[0]))):
+    for param, ptr in sorted(
+        params, key=lambda pp: (LOCATION_ORDER.get(str(pp[0].get("in")), 9), _path_order(op.path, pp[0]))
+    ):
         lowering.take(param, ptr)
     if lowering.fixed_specs:
         first = min(lowering.fixed_specs)
-        raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
-                   iloc("fixed", first), "use a parameter's wire name, or `in:name`")
+        raise Skip(
+            "fixed-unknown",
+            f"`fixed` names {first!r}, which is not a parameter of {op.key}",
+            iloc("fixed", first),
+            "use a parameter's wire name, or `in:name`",
+        )
     _reserve_names(lowering.args, params, key_params)
     return ParameterArgs(lowering.args, lowering.fixed, lowering.auth, lowering.hidden)
 
@@ -115,8 +146,17 @@ class _ParameterLowering:
     """`parameter_args` for one operation, parameter by parameter (`take`): what is gathered so far
     (arguments, fixed values, credentials) and the intent's entries not used yet (`hide`, `fixed`)."""
 
-    def __init__(self, ctx: Ctx, op: Operation, intent: ResolvedIntent, *, auth: tuple[AuthBinding, ...],
-                 key_params: set[tuple[str, str]], paging: set[str], iloc: Locate) -> None:
+    def __init__(
+        self,
+        ctx: Ctx,
+        op: Operation,
+        intent: ResolvedIntent,
+        *,
+        auth: tuple[AuthBinding, ...],
+        key_params: set[tuple[str, str]],
+        paging: set[str],
+        iloc: Locate,
+    ) -> None:
         model = ctx.intents.model
         self.ctx, self.op, self.iloc = ctx, op, iloc
         self.key_params, self.paging = key_params, paging
@@ -139,15 +179,22 @@ class _ParameterLowering:
         a fixed value or constant, a credential), or an argument."""
         where_in, wire = str(param.get("in")), str(param.get("name"))
         if where_in not in ("path", "query", "header", "cookie"):
-            raise Skip("parameter-invalid", f"parameter {wire!r} has unknown location {where_in!r}",
-                       self.ctx.doc.locate(ptr), "use path, query, header or cookie")
+            raise Skip(
+                "parameter-invalid",
+                f"parameter {wire!r} has unknown location {where_in!r}",
+                self.ctx.doc.locate(ptr),
+                "use path, query, header or cookie",
+            )
         if self._left_out(param, where_in, wire):
             return
         if where_in in ("header", "query") and wire.lower() in self.signed:
             self._warn_signed(param, ptr, where_in, wire)
         if where_in == "header" and wire.lower() in RESERVED_HEADERS | METHOD_OVERRIDE_HEADERS:
-            self.fixed.extend(_header_not_argument(self.ctx, self.op, param, ptr, self.fixed_specs, self.iloc,
-                                                   self.api_headers))
+            self.fixed.extend(
+                _header_not_argument(
+                    self.ctx, self.op, param, ptr, self.fixed_specs, self.iloc, self.api_headers
+                )
+            )
             return
         if where_in == "header" and wire.lower() in self.api_headers:
             return  # sent by the runtime from api.headers
@@ -168,9 +215,12 @@ class _ParameterLowering:
         if wire not in self.hidden:
             return False
         if param.get("required") or where_in == "path":
-            raise Skip("hide-required", f"`hide` names {wire!r}, a required parameter of {self.op.key}",
-                       self.iloc("hide"),
-                       "only optional parameters can be hidden; use `fixed` to set a value")
+            raise Skip(
+                "hide-required",
+                f"`hide` names {wire!r}, a required parameter of {self.op.key}",
+                self.iloc("hide"),
+                "only optional parameters can be hidden; use `fixed` to set a value",
+            )
         self.hidden.discard(wire)
         return True
 
@@ -180,11 +230,14 @@ class _ParameterLowering:
             "param-signed-visible",
             f"{self.op.key}: the {where_in} parameter {wire!r} (#{ptr}) is computed by the request signature "
             f"of security scheme {scheme!r} (#{scheme_ptr}); as a tool argument a model would be asked "
-            "to fill it in", self.iloc(),
+            "to fill it in",
+            self.iloc(),
             f"add {wire!r} to the intent's `hide:` (`toolgen init` drafts it): signing belongs to the "
-            "transport, not to the model" if not param.get("required") else
-            "the parameter is required, so it cannot be hidden, and the runtime does not sign "
-            "requests: leave the operation out")
+            "transport, not to the model"
+            if not param.get("required")
+            else "the parameter is required, so it cannot be hidden, and the runtime does not sign "
+            "requests: leave the operation out",
+        )
 
     def _managed_header(self, param: dict[str, Any], ptr: str, wire: str) -> None:
         """A header the runtime manages (`MANAGED_HEADERS`): a `fixed:` value where allowed, the spec's
@@ -196,9 +249,12 @@ class _ParameterLowering:
             value = self.fixed_specs.pop(fixed_key)
             problem = _value_problem(param_schema(ctx, param, ptr), value) or _header_text_problem(value)
             if problem:
-                raise Skip("fixed-invalid", f"`fixed` value {value!r} for header {wire!r} of {op.key} is "
-                           f"invalid: {problem}", self.iloc("fixed", fixed_key),
-                           "use a value the parameter's schema allows")
+                raise Skip(
+                    "fixed-invalid",
+                    f"`fixed` value {value!r} for header {wire!r} of {op.key} is invalid: {problem}",
+                    self.iloc("fixed", fixed_key),
+                    "use a value the parameter's schema allows",
+                )
             self.fixed.append(FixedValue("header", wire, value))
         elif lower == "user-agent":
             # a User-Agent is never a model argument: the spec's own value when it states one, else
@@ -207,10 +263,15 @@ class _ParameterLowering:
             if value is not None and _header_text_problem(value) is None:
                 self.fixed.append(FixedValue("header", wire, value))
         elif lower == "authorization" and not self.auth:
-            self.auth = (*self.auth, AuthBinding("header:Authorization", "bearer", "header", "Authorization",
-                                                 secret_name(ctx.api, "", 1)))
-        elif param.get("required") and (lower == "accept" or (
-                lower == "content-type" and "requestBody" not in op.node)):
+            self.auth = (
+                *self.auth,
+                AuthBinding(
+                    "header:Authorization", "bearer", "header", "Authorization", secret_name(ctx.api, "", 1)
+                ),
+            )
+        elif param.get("required") and (
+            lower == "accept" or (lower == "content-type" and "requestBody" not in op.node)
+        ):
             # a required Accept, or a Content-Type on a request without a body (the body's
             # encoding sets it otherwise), is sent as the spec states it
             schema = param_schema(ctx, param, ptr)
@@ -227,9 +288,12 @@ class _ParameterLowering:
             value = self.fixed_specs.pop(fixed_key)
             problem = _value_problem(param_schema(self.ctx, param, ptr), value)
             if problem:
-                raise Skip("fixed-invalid", f"`fixed` value {value!r} for parameter {wire!r} of "
-                           f"{self.op.key} is invalid: {problem}", self.iloc("fixed", fixed_key),
-                           "use a value the parameter's schema allows")
+                raise Skip(
+                    "fixed-invalid",
+                    f"`fixed` value {value!r} for parameter {wire!r} of {self.op.key} is invalid: {problem}",
+                    self.iloc("fixed", fixed_key),
+                    "use a value the parameter's schema allows",
+                )
             self.fixed.append(FixedValue(where_in, wire, value))  # type: ignore[arg-type]
             return True
         if param.get("required") or where_in == "path":
@@ -243,16 +307,28 @@ class _ParameterLowering:
     def _credential(self, param: dict[str, Any], ptr: str, where_in: str, wire: str) -> bool:
         """Whether the parameter looks like a credential (`CREDENTIAL_NAME`; a required one, or a
         header): then the runtime sends it from a secret, with a ``param-credential`` note."""
-        if not (where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
-                param.get("required") or where_in == "header")):
+        if not (
+            where_in in ("header", "query", "cookie")
+            and CREDENTIAL_NAME.search(wire)
+            and (param.get("required") or where_in == "header")
+        ):
             return False
         secret = re.sub(r"[^A-Za-z0-9]+", "_", f"{self.ctx.api}_{wire}").upper().strip("_")
-        binding = AuthBinding(f"{where_in}:{wire}", "apiKey", where_in, wire,  # type: ignore[arg-type]
-                              secret)
+        binding = AuthBinding(
+            f"{where_in}:{wire}",
+            "apiKey",
+            where_in,  # type: ignore[arg-type]
+            wire,
+            secret,
+        )
         self.auth = (*self.auth, binding)
-        self.ctx.sink.info("param-credential", f"{self.op.key}: {where_in} parameter {wire!r} looks like "
-                           f"a credential; the runtime sends it from secret {secret} instead of a tool "
-                           "argument", self.ctx.doc.locate(ptr))
+        self.ctx.sink.info(
+            "param-credential",
+            f"{self.op.key}: {where_in} parameter {wire!r} looks like "
+            f"a credential; the runtime sends it from secret {secret} instead of a tool "
+            "argument",
+            self.ctx.doc.locate(ptr),
+        )
         return True
 
     def _argument(self, param: dict[str, Any], ptr: str, where_in: str, wire: str) -> Arg:
@@ -282,15 +358,21 @@ def _require_a_value(schema: dict[str, Any], where_in: str) -> None:
     proxies no header at all; Prism: "must have required property")."""
     if where_in == "query" and schema.get("type") == "array" and "minItems" not in schema:
         schema["minItems"] = 1
-    if (where_in == "header" and schema.get("type") == "string" and "minLength" not in schema
-            and "enum" not in schema and "const" not in schema):
+    if (
+        where_in == "header"
+        and schema.get("type") == "string"
+        and "minLength" not in schema
+        and "enum" not in schema
+        and "const" not in schema
+    ):
         schema["minLength"] = 1
         if schema.get("default") == "":
             del schema["default"]
 
 
-def key_parameter_schema(ctx: Ctx, intent: ResolvedIntent, params: list[tuple[dict[str, Any], str]]
-                         ) -> dict[str, Any] | None:
+def key_parameter_schema(
+    ctx: Ctx, intent: ResolvedIntent, params: list[tuple[dict[str, Any], str]]
+) -> dict[str, Any] | None:
     """The schema of the header or query parameter the intent's idempotency key is sent in
     (``send_as``; a header's name in any case), or None when the operation declares none."""
     idem = intent.idempotency
@@ -298,14 +380,27 @@ def key_parameter_schema(ctx: Ctx, intent: ResolvedIntent, params: list[tuple[di
         return None
     where, name = idem.send_in, idem.wire_name
     for param, ptr in params:
-        if param.get("in") == where and where in ("header", "query") and (
-                str(param.get("name")) == name or (where == "header" and str(param.get("name")).lower() == name.lower())):
+        if (
+            param.get("in") == where
+            and where in ("header", "query")
+            and (
+                str(param.get("name")) == name
+                or (where == "header" and str(param.get("name")).lower() == name.lower())
+            )
+        ):
             return param_schema(ctx, param, ptr)
     return None
 
 
-def _header_not_argument(ctx: Ctx, op: Operation, param: dict[str, Any], ptr: str, fixed_specs: dict[str, Any],
-                         iloc: Locate, api_headers: set[str]) -> list[FixedValue]:
+def _header_not_argument(
+    ctx: Ctx,
+    op: Operation,
+    param: dict[str, Any],
+    ptr: str,
+    fixed_specs: dict[str, Any],
+    iloc: Locate,
+    api_headers: set[str],
+) -> list[FixedValue]:
     """What the runtime sends for a header parameter that is never an argument. A hop-by-hop,
     framing or Cookie header (`RESERVED_HEADERS`): nothing, not even a `fixed` value, with a
     ``header-reserved`` warning. A method-override header (`METHOD_OVERRIDE_HEADERS`): the intent's
@@ -316,40 +411,54 @@ def _header_not_argument(ctx: Ctx, op: Operation, param: dict[str, Any], ptr: st
     if wire.lower() in RESERVED_HEADERS:
         for key in (f"header:{wire}", wire):
             fixed_specs.pop(key, None)  # a `fixed` value for it is not sent either
-        ctx.sink.warning("header-reserved",
-                         f"{op.key}: the {'required ' if param.get('required') else ''}header parameter {wire!r} "
-                         "is not a tool argument and is not sent: "
-                         + ("the runtime builds the Cookie header from `in: cookie` parameters and credentials"
-                            if wire.lower() == "cookie" else
-                            "hop-by-hop and message-framing headers belong to the HTTP client"),
-                         ctx.doc.locate(ptr),
-                         "nothing to do unless the API needs it; declare cookies as `in: cookie` parameters"
-                         if wire.lower() == "cookie" else "nothing to do: the HTTP client sets it when needed")
+        ctx.sink.warning(
+            "header-reserved",
+            f"{op.key}: the {'required ' if param.get('required') else ''}header parameter {wire!r} "
+            "is not a tool argument and is not sent: "
+            + (
+                "the runtime builds the Cookie header from `in: cookie` parameters and credentials"
+                if wire.lower() == "cookie"
+                else "hop-by-hop and message-framing headers belong to the HTTP client"
+            ),
+            ctx.doc.locate(ptr),
+            "nothing to do unless the API needs it; declare cookies as `in: cookie` parameters"
+            if wire.lower() == "cookie"
+            else "nothing to do: the HTTP client sets it when needed",
+        )
         return []
     if wire.lower() in api_headers:
         return []  # sent by the runtime from api.headers
     fixed_key = next((k for k in (f"header:{wire}", wire) if k in fixed_specs), None)
     schema = param_schema(ctx, param, ptr)
-    value = fixed_specs.pop(fixed_key) if fixed_key is not None else (
-        (_spec_value(schema, param) or op.method.upper()) if param.get("required") else None)
+    value = (
+        fixed_specs.pop(fixed_key)
+        if fixed_key is not None
+        else ((_spec_value(schema, param) or op.method.upper()) if param.get("required") else None)
+    )
     if value is None:
         return []
     problem = _value_problem(schema, value) or _header_text_problem(value)
     if problem:
-        raise Skip("fixed-invalid", f"the value {value!r} of header {wire!r} of {op.key} is invalid: {problem}",
-                   iloc("fixed", fixed_key) if fixed_key else ctx.doc.locate(ptr), "set a valid `fixed:` value for it")
+        raise Skip(
+            "fixed-invalid",
+            f"the value {value!r} of header {wire!r} of {op.key} is invalid: {problem}",
+            iloc("fixed", fixed_key) if fixed_key else ctx.doc.locate(ptr),
+            "set a valid `fixed:` value for it",
+        )
     return [FixedValue("header", wire, value)]
 
 
-def _reserve_names(args: list[Arg], params: list[tuple[dict[str, Any], str]],
-                   key_params: set[tuple[str, str]]) -> None:
+def _reserve_names(
+    args: list[Arg], params: list[tuple[dict[str, Any], str]], key_params: set[tuple[str, str]]
+) -> None:
     """Record on each argument that may be an exploded object (`exploded_object`) the other names
     its operation declares in its location and its credentials' names there (`ArgBinding.reserved`)."""
     for arg in args:
         bound = arg.binding
         if bound is not None and exploded_object(bound, arg.schema):
             names = {str(p.get("name")) for p, _ in params if p.get("in") == bound.location} | {
-                wire for loc, wire in key_params if loc == bound.location}
+                wire for loc, wire in key_params if loc == bound.location
+            }
             names.discard(bound.wire_name)
             arg.binding = replace(bound, reserved=tuple(sorted(names)))
 
@@ -394,7 +503,9 @@ def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
         media = min(content)
         node = content[media]
         if isinstance(node, dict) and "schema" in node:
-            return ctx.converter.convert(node["schema"], join_pointer(ptr, "content", media, "schema"), "input")
+            return ctx.converter.convert(
+                node["schema"], join_pointer(ptr, "content", media, "schema"), "input"
+            )
     return {"type": "string"}
 
 
@@ -442,8 +553,14 @@ def _spec_value(schema: dict[str, Any], param: dict[str, Any]) -> str | None:
     raw: dict[str, Any] = raw_schema if isinstance(raw_schema, dict) else {}
     named: dict[str, Any] = raw_examples if isinstance(raw_examples, dict) else {}
     first_named = next(iter(named.values()), None)
-    candidates = (schema.get("default"), _first(schema.get("enum")), raw.get("example"), _first(raw.get("examples")),
-                  param.get("example"), first_named.get("value") if isinstance(first_named, dict) else None)
+    candidates = (
+        schema.get("default"),
+        _first(schema.get("enum")),
+        raw.get("example"),
+        _first(raw.get("examples")),
+        param.get("example"),
+        first_named.get("value") if isinstance(first_named, dict) else None,
+    )
     return next((value for value in candidates if isinstance(value, str) and value), None)
 
 
@@ -476,8 +593,9 @@ def _path_order(path: str, param: dict[str, Any]) -> int:
     return pos if pos >= 0 else 10_000
 
 
-def operation_parameters(doc: SpecDocument, converter: SchemaConverter, op: Operation
-                         ) -> list[tuple[dict[str, Any], str]]:
+def operation_parameters(
+    doc: SpecDocument, converter: SchemaConverter, op: Operation
+) -> list[tuple[dict[str, Any], str]]:
     """The operation's parameters (path-item ones overridden by the operation's), `$ref`s resolved,
     as (parameter object, pointer). Raises `DiagnosticError` for a broken `$ref`; [] for an invalid
     parameter list."""

@@ -305,7 +305,9 @@ def _stated_permission(intent: ToolIntent, group: IncludeSpec | None) -> tuple[s
 def _page_sizes(spec: PaginationSpec | None, defaults: Defaults) -> PageSizes:
     return PageSizes(
         page_size=spec.page_size if spec is not None and spec.page_size else defaults.page_size,
-        max_page_size=spec.max_page_size if spec is not None and spec.max_page_size else defaults.max_page_size,
+        max_page_size=spec.max_page_size
+        if spec is not None and spec.max_page_size
+        else defaults.max_page_size,
     )
 
 

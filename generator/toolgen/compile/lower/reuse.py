@@ -67,7 +67,9 @@ class OperationKeys:
     parts that changed. Only for a document whose `data` is what its text reads as (not one whose
     external references were bundled in)."""
 
-    def __init__(self, doc: SpecDocument, intents: LoadedIntentMap, api: str, remember: Remember = computed) -> None:
+    def __init__(
+        self, doc: SpecDocument, intents: LoadedIntentMap, api: str, remember: Remember = computed
+    ) -> None:
         data = doc.data if isinstance(doc.data, dict) else {}
         self.usable = doc.pointers is None and isinstance(doc.data, dict)
         self._data = data
@@ -77,8 +79,16 @@ class OperationKeys:
         components = data.get("components") if isinstance(data.get("components"), dict) else {}
         schemes = components.get("securitySchemes") if isinstance(components, dict) else None
         model = intents.model.model_dump(mode="json", exclude={"tools", "include"})
-        self._base = _digest("lower-operation 1", api, doc.display, doc.version, doc.openapi, _text(rest),
-                             _text(schemes), json.dumps(model, sort_keys=True, default=repr))
+        self._base = _digest(
+            "lower-operation 1",
+            api,
+            doc.display,
+            doc.version,
+            doc.openapi,
+            _text(rest),
+            _text(schemes),
+            json.dumps(model, sort_keys=True, default=repr),
+        )
         self._parts: dict[Part, tuple[str, tuple[Part, ...] | None]] = {}
         self._order: dict[str, dict[str, int]] = {}
         self._reads: dict[str, Any] = {}  # operation pointer -> `reads`
@@ -92,9 +102,15 @@ class OperationKeys:
         if reads is None or intent.source is None:
             return None
         group = intent.group
-        return _digest(self._base, reads, intent.key, json.dumps([str(w) for w in intent.where]),
-                       "explicit" if intent.explicit else "include", intent.source.model_dump_json(),
-                       self.group_text(group) if group is not None else "")
+        return _digest(
+            self._base,
+            reads,
+            intent.key,
+            json.dumps([str(w) for w in intent.where]),
+            "explicit" if intent.explicit else "include",
+            intent.source.model_dump_json(),
+            self.group_text(group) if group is not None else "",
+        )
 
     def group_text(self, group: IncludeSpec) -> str:
         """``group.model_dump_json()``, once per include group (a frozen model, asked for by each of
@@ -114,7 +130,8 @@ class OperationKeys:
         known = self._reads.get(op.pointer, _MISSING)
         if known is _MISSING:
             known = self._reads[op.pointer] = self._remember(
-                _digest("operation-reads 2", self._spec, op.pointer), partial(self._read, op))
+                _digest("operation-reads 2", self._spec, op.pointer), partial(self._read, op)
+            )
         return known  # type: ignore[no-any-return]
 
     def _read(self, op: Operation) -> str | None:
@@ -132,8 +149,13 @@ class OperationKeys:
             if more is None:
                 return None
             todo.extend(more)
-        return _digest(op.method, op.path, op.pointer, own,
-                       *(f"{'/'.join(p)}@{self._position(p)}\n{self._part(p)[0]}" for p in sorted(seen)))
+        return _digest(
+            op.method,
+            op.path,
+            op.pointer,
+            own,
+            *(f"{'/'.join(p)}@{self._position(p)}\n{self._part(p)[0]}" for p in sorted(seen)),
+        )
 
     @property
     def base(self) -> str:
@@ -288,8 +310,7 @@ def _unlocated(d: Diagnostic) -> Diagnostic:
 def lowered_operation(ctx: Ctx, op: Operation, intent: ResolvedIntent) -> Lowered:
     """`lower_operation`, through `ctx.remember` when the build passed one and the operation's key
     can be known (module docstring). Raises what `lower_operation` raises."""
-    found = ctx.keys.key(op, intent) if (
-        ctx.remember is not None and ctx.keys is not None) else None
+    found = ctx.keys.key(op, intent) if (ctx.remember is not None and ctx.keys is not None) else None
     if found is None or ctx.remember is None:
         return lower_operation(ctx, op, intent)
 
@@ -298,12 +319,19 @@ def lowered_operation(ctx: Ctx, op: Operation, intent: ResolvedIntent) -> Lowere
             try:
                 lowered = lower_operation(ctx, op, intent)
             except Skip as skip:
-                return _Outcome(tuple(map(_unlocated, recording.kept)),
-                                skip=(skip.code, skip.message, skip.location and _unlocated_location(skip.location),
-                                      skip.hint))
+                return _Outcome(
+                    tuple(map(_unlocated, recording.kept)),
+                    skip=(
+                        skip.code,
+                        skip.message,
+                        skip.location and _unlocated_location(skip.location),
+                        skip.hint,
+                    ),
+                )
             except DiagnosticError as exc:
-                return _Outcome(tuple(map(_unlocated, recording.kept)),
-                                errors=tuple(map(_unlocated, exc.diagnostics)))
+                return _Outcome(
+                    tuple(map(_unlocated, recording.kept)), errors=tuple(map(_unlocated, exc.diagnostics))
+                )
         return _Outcome(tuple(map(_unlocated, recording.kept)), lowered=lowered)
 
     outcome: _Outcome = ctx.remember(found, compute)
@@ -341,7 +369,8 @@ def inferred_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
         return None if recording.kept else intent
 
     found: ToolIntent | None = ctx.remember(
-        _digest("infer-intent 1", ctx.keys.base, reads, ctx.keys.group_text(group)), compute)
+        _digest("infer-intent 1", ctx.keys.base, reads, ctx.keys.group_text(group)), compute
+    )
     if here:
         if isinstance(here[0], Exception):
             raise here[0]
@@ -349,8 +378,13 @@ def inferred_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
     return found if found is not None else infer_intent(ctx, op, group)
 
 
-def remembered_examples(ctx: Ctx, op: Operation, args: list[Arg], schema: dict[str, Any],
-                        compute: Callable[[], tuple[dict[str, Any], ...]]) -> tuple[dict[str, Any], ...]:
+def remembered_examples(
+    ctx: Ctx,
+    op: Operation,
+    args: list[Arg],
+    schema: dict[str, Any],
+    compute: Callable[[], tuple[dict[str, Any], ...]],
+) -> tuple[dict[str, Any], ...]:
     """`compute()`: the input examples a tool takes from the spec (`toolgen.compile.lower.input_examples`),
     through `ctx.remember` when the build passed one and the operation's `OperationKeys.reads` can be
     known. Keyed by what assembling and checking them reads: the operation's part of the document, the
@@ -368,9 +402,13 @@ def remembered_examples(ctx: Ctx, op: Operation, args: list[Arg], schema: dict[s
         here.append(found)
         return None if recording.kept else found
 
-    bindings = [(a.name, a.binding.location, a.binding.wire_name) if a.binding is not None else (a.name,)
-                for a in args]
-    found = ctx.remember(_digest("spec-examples 1", ctx.keys.base, reads, _text(bindings), _text(schema)), run)
+    bindings = [
+        (a.name, a.binding.location, a.binding.wire_name) if a.binding is not None else (a.name,)
+        for a in args
+    ]
+    found = ctx.remember(
+        _digest("spec-examples 1", ctx.keys.base, reads, _text(bindings), _text(schema)), run
+    )
     if here:
         return here[0]
     return found if found is not None else compute()

@@ -80,7 +80,12 @@ def add_routing_notes(tools: list[Tool], authored: AbstractSet[str] = frozenset(
     out: list[Tool] = []
     for tool in tools:
         row = tool.policy
-        if row.composite is not None or row.mode not in ("read", "record") or not row.path or tool.name in authored:
+        if (
+            row.composite is not None
+            or row.mode not in ("read", "record")
+            or not row.path
+            or tool.name in authored
+        ):
             out.append(tool)
             continue
         notes = _notes(row.method.upper(), row.path, acting, item, tool.name)
@@ -100,8 +105,9 @@ def add_routing_notes(tools: list[Tool], authored: AbstractSet[str] = frozenset(
     return out
 
 
-def _notes(method: str, path: str, acting: dict[tuple[str, str], str], item: dict[str, str], me: str
-           ) -> list[tuple[str, str]]:
+def _notes(
+    method: str, path: str, acting: dict[tuple[str, str], str], item: dict[str, str], me: str
+) -> list[tuple[str, str]]:
     """(what the tool is not for, the tool that is) for each neighbour of ``method path``, nearest
     first."""
     key = _key(path)
@@ -136,8 +142,6 @@ def _notes(method: str, path: str, acting: dict[tuple[str, str], str], item: dic
     return found
 
 
-
-
 def describe_toolsets(toolsets: tuple[Toolset, ...], tools: list[Tool]) -> tuple[Toolset, ...]:
     """`toolsets` with each toolset made from a tag or a path (not a declared one: its author's words
     stand) saying which resources its tools act on (`with_resources`, over the paths of its read
@@ -148,6 +152,9 @@ def describe_toolsets(toolsets: tuple[Toolset, ...], tools: list[Tool]) -> tuple
         if row.toolset is None or row.composite is not None or row.mode == "preview" or not row.path:
             continue
         paths.setdefault(row.toolset, []).append(row.path)
-    return tuple(toolset if toolset.origin == "declared" or toolset.name not in paths
-                 else replace(toolset, description=with_resources(toolset.description, paths[toolset.name]))
-                 for toolset in toolsets)
+    return tuple(
+        toolset
+        if toolset.origin == "declared" or toolset.name not in paths
+        else replace(toolset, description=with_resources(toolset.description, paths[toolset.name]))
+        for toolset in toolsets
+    )

@@ -29,8 +29,18 @@ from .context import Ctx
 #: ``X-Amz-Credential``, ``X-Amz-Expires``, ``X-Amz-SignedHeaders``, ``X-Amz-Signature``), which
 #: the AWS specs declare as header parameters. Lower-case names, in a header or the query.
 SIGNING_PARAMETERS: Mapping[str, frozenset[str]] = {
-    "awssigv4": frozenset({"x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "x-amz-algorithm",
-                           "x-amz-credential", "x-amz-expires", "x-amz-signedheaders", "x-amz-signature"}),
+    "awssigv4": frozenset(
+        {
+            "x-amz-date",
+            "x-amz-security-token",
+            "x-amz-content-sha256",
+            "x-amz-algorithm",
+            "x-amz-credential",
+            "x-amz-expires",
+            "x-amz-signedheaders",
+            "x-amz-signature",
+        }
+    ),
 }
 
 
@@ -59,7 +69,9 @@ def signed_parameters(doc: SpecDocument, op: Operation) -> dict[str, tuple[str, 
     return out
 
 
-def operation_auth(ctx: Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[str, ...], set[tuple[str, str]]]:
+def operation_auth(
+    ctx: Ctx, op: Operation
+) -> tuple[tuple[AuthBinding, ...], tuple[str, ...], set[tuple[str, str]]]:
     """How the runtime authenticates `op`: (auth bindings, OAuth scopes of the chosen security
     requirement, (in, lower-case name) of apiKey parameters the runtime sends itself). A spec without
     security schemes gets the credentials the intent map declares (`auth.X.kind`), unless the
@@ -70,10 +82,12 @@ def operation_auth(ctx: Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tu
     return auth, op_scopes, key_params
 
 
-def _security(ctx: Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[str, ...], set[tuple[str, str]]]:
+def _security(
+    ctx: Ctx, op: Operation
+) -> tuple[tuple[AuthBinding, ...], tuple[str, ...], set[tuple[str, str]]]:
     """(auth bindings, OAuth scopes of the chosen requirement, (in, name) pairs of apiKey params)."""
     requirements = op.node.get("security", ctx.doc.data.get("security"))
-    schemes = ((ctx.doc.data.get("components") or {}).get("securitySchemes") or {})
+    schemes = (ctx.doc.data.get("components") or {}).get("securitySchemes") or {}
     if not isinstance(requirements, list) or not isinstance(schemes, dict):
         return (), (), set()
     auth_cfg = ctx.intents.model.auth
@@ -102,13 +116,31 @@ def _security(ctx: Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[s
             sc = tuple(str(s) for s in (req_scopes or []))
             if kind == "http":
                 http = str(scheme.get("scheme", "bearer")).lower()
-                bindings.append(AuthBinding(name, "basic" if http == "basic" else "bearer", "header",
-                                            "Authorization", secret, sc, per))
+                bindings.append(
+                    AuthBinding(
+                        name,
+                        "basic" if http == "basic" else "bearer",
+                        "header",
+                        "Authorization",
+                        secret,
+                        sc,
+                        per,
+                    )
+                )
             elif kind == "apiKey":
                 where = str(scheme.get("in", "header"))
                 wire = str(scheme.get("name", "Authorization"))
-                bindings.append(AuthBinding(name, "apiKey", where if where in ("header", "query", "cookie")
-                                            else "header", wire, secret, sc, per))  # type: ignore[arg-type]
+                bindings.append(
+                    AuthBinding(
+                        name,
+                        "apiKey",
+                        where if where in ("header", "query", "cookie") else "header",  # type: ignore[arg-type]
+                        wire,
+                        secret,
+                        sc,
+                        per,
+                    )
+                )
                 keys.add((where, wire.lower()))
             elif kind in ("oauth2", "openIdConnect"):
                 bindings.append(AuthBinding(name, kind, "header", "Authorization", secret, sc, per))
@@ -134,11 +166,22 @@ def _declared_auth(ctx: Ctx) -> tuple[AuthBinding, ...]:
         if spec.kind is None:
             continue
         if spec.kind == "apiKey":
-            out.append(AuthBinding(name, "apiKey", spec.in_, spec.name or "Authorization", spec.secret,
-                                   per_caller=per_caller(spec)))
+            out.append(
+                AuthBinding(
+                    name,
+                    "apiKey",
+                    spec.in_,
+                    spec.name or "Authorization",
+                    spec.secret,
+                    per_caller=per_caller(spec),
+                )
+            )
         else:
-            out.append(AuthBinding(name, spec.kind, "header", "Authorization", spec.secret,
-                                   per_caller=per_caller(spec)))
+            out.append(
+                AuthBinding(
+                    name, spec.kind, "header", "Authorization", spec.secret, per_caller=per_caller(spec)
+                )
+            )
     return tuple(out)
 
 

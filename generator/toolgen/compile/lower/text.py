@@ -131,7 +131,9 @@ def derived_summary(method: str, path: str) -> str:
     item = segments[-1].startswith("{")
     under = ", under " + " ".join(_words(segments[i]) for i in literal[:-1][-2:]) if len(literal) > 1 else ""
     param = segments[-1].strip("{}") if item else ""
-    verb = {"GET": "List", "POST": "Create", "PUT": "Replace", "PATCH": "Update", "DELETE": "Delete"}.get(method)
+    verb = {"GET": "List", "POST": "Create", "PUT": "Replace", "PATCH": "Update", "DELETE": "Delete"}.get(
+        method
+    )
     if verb is None:
         return f"Calls {method} {path}."
     if item:
@@ -172,27 +174,45 @@ def describe_tool(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | 
     assert record is not None
     verb = "Destructive" if record.effect == "destructive" else "Writes"
     if mode == "preview":
-        then = (f"Then call {record.tool} with the preview_id." if record.record_arguments == "preview"
-                else f"Then call {record.tool} with the same arguments.")
-        gate = ("A human must approve the returned preview_id before " + record.tool + " runs."
-                if record.approval == "required" else then)
+        then = (
+            f"Then call {record.tool} with the preview_id."
+            if record.record_arguments == "preview"
+            else f"Then call {record.tool} with the same arguments."
+        )
+        gate = (
+            "A human must approve the returned preview_id before " + record.tool + " runs."
+            if record.approval == "required"
+            else then
+        )
         if record.approval_when is not None:  # the condition itself is not shown: a model could aim below it
-            gate = (f"When its approval_required is true, a human must approve the returned preview_id before "
-                    f"{record.tool} runs; else {then.removeprefix('Then ')}")
-        return (f"PREVIEW ONLY, never writes: returns the exact request {record.tool} would send and a "
-                f"preview_id. {gate} {record.tool}: {first_sentence(summary)}")
+            gate = (
+                f"When its approval_required is true, a human must approve the returned preview_id before "
+                f"{record.tool} runs; else {then.removeprefix('Then ')}"
+            )
+        return (
+            f"PREVIEW ONLY, never writes: returns the exact request {record.tool} would send and a "
+            f"preview_id. {gate} {record.tool}: {first_sentence(summary)}"
+        )
     if row.record_arguments == "preview":
-        gate = (f"Sends exactly the request previewed by {row.pair}: pass its preview_id"
-                + (", which a human must approve." if row.approval == "required" else "."))
+        gate = f"Sends exactly the request previewed by {row.pair}: pass its preview_id" + (
+            ", which a human must approve." if row.approval == "required" else "."
+        )
         if row.approval_when is not None:
-            gate = (f"Sends exactly the request previewed by {row.pair}: pass its preview_id (approved by a "
-                    "human when the preview says approval_required).")
+            gate = (
+                f"Sends exactly the request previewed by {row.pair}: pass its preview_id (approved by a "
+                "human when the preview says approval_required)."
+            )
     else:
-        gate = (f"Needs human approval of the preview_id from {row.pair} (same arguments)."
-                if row.approval == "required" else "No approval needed.")
+        gate = (
+            f"Needs human approval of the preview_id from {row.pair} (same arguments)."
+            if row.approval == "required"
+            else "No approval needed."
+        )
         if row.approval_when is not None:
-            gate = (f"Needs human approval of the preview_id from {row.pair} (same arguments) when that preview "
-                    "says approval_required.")
+            gate = (
+                f"Needs human approval of the preview_id from {row.pair} (same arguments) when that preview "
+                "says approval_required."
+            )
     return f"{summary} {verb} ({row.method}). {gate}"
 
 

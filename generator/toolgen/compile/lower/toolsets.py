@@ -57,18 +57,28 @@ def check_toolsets(ctx: Ctx) -> None:
     for name in declared:
         problem = toolset_name_problem(name) or (
             f"{name!r} is reserved: an include group's `toolset: {name}` names toolsets after tags or paths"
-            if name in _DERIVED else None)
+            if name in _DERIVED
+            else None
+        )
         if problem:
-            sink.error("toolset-name-invalid", f"toolset {name!r}: {problem}", intents.locate("toolsets", name),
-                       "toolset names become OpenAI namespace names: a letter, then letters, digits, '_' or '-', "
-                       "at most 64 characters")
+            sink.error(
+                "toolset-name-invalid",
+                f"toolset {name!r}: {problem}",
+                intents.locate("toolsets", name),
+                "toolset names become OpenAI namespace names: a letter, then letters, digits, '_' or '-', "
+                "at most 64 characters",
+            )
 
     def unknown(name: str, where: tuple[str | int, ...], what: str) -> None:
         close = difflib.get_close_matches(name, declared, n=1)
-        sink.error("toolset-unknown", f"{what} names toolset {name!r}, which `toolsets:` does not declare",
-                   intents.locate(*where),
-                   f"did you mean `{close[0]}`?" if close else
-                   f"declare it: toolsets: {{{name}: {{description: \"...\", loading: eager}}}}")
+        sink.error(
+            "toolset-unknown",
+            f"{what} names toolset {name!r}, which `toolsets:` does not declare",
+            intents.locate(*where),
+            f"did you mean `{close[0]}`?"
+            if close
+            else f'declare it: toolsets: {{{name}: {{description: "...", loading: eager}}}}',
+        )
 
     for key, intent in model.tools.items():
         if intent.toolset is not None and intent.toolset not in model.toolsets:
@@ -77,7 +87,11 @@ def check_toolsets(ctx: Ctx) -> None:
         if composite.toolset is not None and composite.toolset not in model.toolsets:
             unknown(composite.toolset, ("composites", key, "toolset"), f"composite `{key}`")
     for index, group in enumerate(model.include):
-        if group.toolset is not None and group.toolset not in _DERIVED and group.toolset not in model.toolsets:
+        if (
+            group.toolset is not None
+            and group.toolset not in _DERIVED
+            and group.toolset not in model.toolsets
+        ):
             unknown(group.toolset, ("include", index, "toolset"), f"include group {group.match!r}")
 
 
@@ -88,8 +102,17 @@ def _valid(name: str) -> bool:
     return toolset_name_problem(name) is None and name not in _DERIVED
 
 
-def place(ctx: Ctx, op: Operation, *, toolset: str | None, loading: Loading | None, keywords: Iterable[str],
-          group: IncludeSpec | None, examples: Iterable[str] = (), not_for: str | None = None) -> Placement:
+def place(
+    ctx: Ctx,
+    op: Operation,
+    *,
+    toolset: str | None,
+    loading: Loading | None,
+    keywords: Iterable[str],
+    group: IncludeSpec | None,
+    examples: Iterable[str] = (),
+    not_for: str | None = None,
+) -> Placement:
     """The toolset, loading, keywords and search expansions (`examples`, with the map's top-level
     ones for `op`; `not_for`) of the tools of an intent that states them (see the module
     docstring). An unknown toolset (already reported by `check_toolsets`) places the tool in no
@@ -108,12 +131,20 @@ def place(ctx: Ctx, op: Operation, *, toolset: str | None, loading: Loading | No
     elif name is not None and name in model.toolsets and _valid(name):
         spec = model.toolsets[name]
         chosen = ctx.toolsets.setdefault(name, _declared(name, spec))
-    placed: Loading = (loading or (group.loading if group is not None else None)
-                       or (chosen.loading if chosen is not None else "eager"))
+    placed: Loading = (
+        loading
+        or (group.loading if group is not None else None)
+        or (chosen.loading if chosen is not None else "eager")
+    )
     words = tuple(dict.fromkeys(k.strip() for k in keywords if k.strip()))
     guidance = " ".join(not_for.split()) if not_for else None
-    return Placement(chosen.name if chosen is not None else None, placed, words,
-                     expansion_texts([*examples, *operation_examples(model.examples, op)]), guidance)
+    return Placement(
+        chosen.name if chosen is not None else None,
+        placed,
+        words,
+        expansion_texts([*examples, *operation_examples(model.examples, op)]),
+        guidance,
+    )
 
 
 def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:
@@ -143,8 +174,9 @@ def path_toolset(url_path: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def _derived_toolset(ctx: Ctx, name: str | None, description: str, origin: Origin,
-                     loading: Loading | None) -> Toolset | None:
+def _derived_toolset(
+    ctx: Ctx, name: str | None, description: str, origin: Origin, loading: Loading | None
+) -> Toolset | None:
     """The toolset named `name` (from a tag or a path): declared under `toolsets:`, or made here with
     `description` and the include group's `loading` (else eager) the first time it is named."""
     if name is None:
@@ -175,7 +207,11 @@ def tag_description(data: Any, tag: str, clean: Callable[[str], str] = _strip_ma
             text = " ".join(clean(entry["description"]).split())
             first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
             if first:
-                return first if len(first) <= TAG_DESCRIPTION_MAX else first[: TAG_DESCRIPTION_MAX - 1] + "\u2026"
+                return (
+                    first
+                    if len(first) <= TAG_DESCRIPTION_MAX
+                    else first[: TAG_DESCRIPTION_MAX - 1] + "\u2026"
+                )
     return f"Operations tagged {tag}."
 
 
@@ -196,11 +232,17 @@ def check_reserved_names(ctx: Ctx, tools: list[Tool]) -> None:
     for tool in tools:
         if tool.name == SEARCH_TOOL_NAME:
             key = tool.policy.intent
-            where = (ctx.intents.locate("tools", key) if key in ctx.intents.model.tools
-                     else ctx.doc.locate(tool.source_pointer))
-            ctx.sink.error("tool-name-reserved", f"tool name {SEARCH_TOOL_NAME!r} is the search meta-tool's when "
-                           "tools are deferred", where, "rename the intent (or give the operation an explicit "
-                           "intent with another name)")
+            where = (
+                ctx.intents.locate("tools", key)
+                if key in ctx.intents.model.tools
+                else ctx.doc.locate(tool.source_pointer)
+            )
+            ctx.sink.error(
+                "tool-name-reserved",
+                f"tool name {SEARCH_TOOL_NAME!r} is the search meta-tool's when tools are deferred",
+                where,
+                "rename the intent (or give the operation an explicit intent with another name)",
+            )
 
 
 #: the longest toolset description `with_resources` writes (a declared one may be as long)
@@ -216,7 +258,11 @@ def with_resources(description: str, paths: Iterable[str]) -> str:
     comments."); `description` alone when none fits."""
     counts: dict[str, int] = {}
     for path in paths:
-        literal = [s for s in [s for s in path.split("?", 1)[0].split("/") if s] if not (s.startswith("{") and s.endswith("}"))]
+        literal = [
+            s
+            for s in [s for s in path.split("?", 1)[0].split("/") if s]
+            if not (s.startswith("{") and s.endswith("}"))
+        ]
         noun = " ".join(w for w in re.split(r"[-_.~]+", literal[-1]) if w) if literal else ""
         if noun:
             counts[noun] = counts.get(noun, 0) + 1

@@ -35,17 +35,31 @@ class CompositionMixin:
         return Built(schema, a.refs | b.refs, origin, a.dropped | b.dropped, a.src)
 
     def _conflict(self, what: str, a_value: Any, b_value: Any, a_ptr: str, b_ptr: str) -> DiagnosticError:
-        return DiagnosticError([Diagnostic(
-            "schema-allof-conflict", "error",
-            f"allOf branches conflict on {what}: "
-            f"{show(a_value)} at #{self.doc.source_pointer(a_ptr)} vs {show(b_value)} at "
-            f"#{self.doc.source_pointer(b_ptr)}",
-            self.doc.locate(b_ptr),
-            "make the allOf branches agree (or drop one of the definitions)")])
+        return DiagnosticError(
+            [
+                Diagnostic(
+                    "schema-allof-conflict",
+                    "error",
+                    f"allOf branches conflict on {what}: "
+                    f"{show(a_value)} at #{self.doc.source_pointer(a_ptr)} vs {show(b_value)} at "
+                    f"#{self.doc.source_pointer(b_ptr)}",
+                    self.doc.locate(b_ptr),
+                    "make the allOf branches agree (or drop one of the definitions)",
+                )
+            ]
+        )
 
-    def _merge(self, a: JSONSchema, b: JSONSchema, a_ptr: str, b_ptr: str,
-               a_origin: Mapping[str, str], b_origin: Mapping[str, str], at: str,
-               what: str = "") -> JSONSchema:
+    def _merge(
+        self,
+        a: JSONSchema,
+        b: JSONSchema,
+        a_ptr: str,
+        b_ptr: str,
+        a_origin: Mapping[str, str],
+        b_origin: Mapping[str, str],
+        at: str,
+        what: str = "",
+    ) -> JSONSchema:
         """allOf of two canonical schemas as one schema; `b` wins for annotations."""
         if a is b or not b:
             return a
@@ -71,8 +85,16 @@ class CompositionMixin:
             out["allOf"] = list(out.get("allOf", [])) + leftover
         return out
 
-    def _merge_keyword(self, key: str, av: Any, bv: Any, ptrs: tuple[str, str],
-                       origins: tuple[Mapping[str, str], Mapping[str, str]], at: str, what: str) -> Any:
+    def _merge_keyword(
+        self,
+        key: str,
+        av: Any,
+        bv: Any,
+        ptrs: tuple[str, str],
+        origins: tuple[Mapping[str, str], Mapping[str, str]],
+        at: str,
+        what: str,
+    ) -> Any:
         """One keyword both schemas hold, merged: `_KEEP_BOTH` when it cannot be (both are kept under
         ``allOf``). Raises a located ``schema-allof-conflict`` when the two contradict each other."""
         a_ptr, b_ptr = ptrs
@@ -104,8 +126,16 @@ class CompositionMixin:
             return av
         return _merge_annotation(key, av, bv)
 
-    def _merge_members(self, key: str, av: Any, bv: Any, ptrs: tuple[str, str],
-                       origins: tuple[Mapping[str, str], Mapping[str, str]], at: str, what: str) -> Any:
+    def _merge_members(
+        self,
+        key: str,
+        av: Any,
+        bv: Any,
+        ptrs: tuple[str, str],
+        origins: tuple[Mapping[str, str], Mapping[str, str]],
+        at: str,
+        what: str,
+    ) -> Any:
         """``properties`` (located by where each member came from), ``patternProperties`` or
         ``dependentSchemas`` of both: a member both declare is merged."""
         props = dict(av)
@@ -124,8 +154,17 @@ class CompositionMixin:
 #: `CompositionMixin._merge_keyword` of a keyword whose two values are kept side by side
 _KEEP_BOTH: Any = object()
 #: keywords holding one subschema, merged as schemas (false wins, true and {} give way)
-_SUBSCHEMA_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties", "unevaluatedItems", "items",
-                                 "contains", "propertyNames", "contentSchema"})
+_SUBSCHEMA_KEYWORDS = frozenset(
+    {
+        "additionalProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "items",
+        "contains",
+        "propertyNames",
+        "contentSchema",
+    }
+)
 #: annotations and formats: the later part's value
 _LATER_WINS = frozenset({"title", "description", "default", "format", "contentEncoding", "contentMediaType"})
 
@@ -192,8 +231,9 @@ def admit_dropped(schema: dict[str, Any], dropped: frozenset[str]) -> dict[str, 
     members (``additionalProperties``/``unevaluatedProperties`` other than true) admits them again
     through ``patternProperties`` on exactly their names: the spec's own schema accepts an answer
     that carries one, so the tool's output schema must too. Other schemas are returned unchanged."""
-    if not dropped or not any(key in schema and schema[key] is not True
-                              for key in ("additionalProperties", "unevaluatedProperties")):
+    if not dropped or not any(
+        key in schema and schema[key] is not True for key in ("additionalProperties", "unevaluatedProperties")
+    ):
         return schema
     pattern = "^(?:" + "|".join(re.escape(name) for name in sorted(dropped)) + ")$"
     patterns = schema.get("patternProperties")

@@ -53,8 +53,14 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
     reference graph's strongly connected components, and readOnly/writeOnly flags.
     """
 
-    def __init__(self, doc: SpecDocument, sink: DiagnosticSink, budget: SchemaBudget = SchemaBudget(),
-                 *, allow_external_refs: bool = False) -> None:
+    def __init__(
+        self,
+        doc: SpecDocument,
+        sink: DiagnosticSink,
+        budget: SchemaBudget = SchemaBudget(),
+        *,
+        allow_external_refs: bool = False,
+    ) -> None:
         self.doc = doc
         self.sink = sink
         self.budget = budget
@@ -73,8 +79,9 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         #: conversion reports never depends on which conversions ran before it (`toolgen.compile.lower.reuse`)
         self._notes: dict[tuple[str, str], tuple[Diagnostic, ...]] = {}
 
-    def convert(self, node: Any, pointer: str, context: Context, *, copy: bool = True,
-                check_nodes: bool = True) -> JSONSchema:
+    def convert(
+        self, node: Any, pointer: str, context: Context, *, copy: bool = True, check_nodes: bool = True
+    ) -> JSONSchema:
         """Convert the schema `node` (found at JSON `pointer` of ``doc.data``) for `context`.
 
         Returns a fresh canonical JSON Schema 2020-12 dict; recursive schemas appear under a
@@ -99,7 +106,7 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
             target = root.get("$ref")
             if not (isinstance(target, str) and target.startswith("#/$defs/")):
                 break
-            def_ptr = self._def_ptr[target[len("#/$defs/"):]]
+            def_ptr = self._def_ptr[target[len("#/$defs/") :]]
             body = self._cached(def_ptr, context, 1)
             rest = {k: v for k, v in root.items() if k != "$ref"}
             merged = self._merge_built(body, Built(rest, EMPTY, {}, EMPTY, pointer), pointer)
@@ -122,11 +129,18 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         if depth > self.budget.max_depth:
             raise self._too_deep(pointer)
         if check_nodes and nodes > self.budget.max_nodes:
-            raise DiagnosticError([Diagnostic(
-                "schema-too-large", "error",
-                f"schema expands to {nodes:,} nodes after inlining $refs "
-                f"(budget {self.budget.max_nodes:,} nodes)",
-                self.doc.locate(pointer), TOO_LARGE_HINT)])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "schema-too-large",
+                        "error",
+                        f"schema expands to {nodes:,} nodes after inlining $refs "
+                        f"(budget {self.budget.max_nodes:,} nodes)",
+                        self.doc.locate(pointer),
+                        TOO_LARGE_HINT,
+                    )
+                ]
+            )
         if defs:
             self._warn_cycles(sorted(seen))
         return copy_dict(root) if copy else root
@@ -139,9 +153,17 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
                 self.sink.add(note)
             return hit
         if key in self._in_progress:  # pragma: no cover - the SCC analysis prevents this
-            raise DiagnosticError([Diagnostic(
-                "ref-cycle", "error", f"$ref cycle through #{self.doc.source_pointer(pointer)} could not be broken",
-                self.doc.locate(pointer), "report this as a toolgen bug")])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "ref-cycle",
+                        "error",
+                        f"$ref cycle through #{self.doc.source_pointer(pointer)} could not be broken",
+                        self.doc.locate(pointer),
+                        "report this as a toolgen bug",
+                    )
+                ]
+            )
         self._in_progress.add(key)
         outer = self.sink
         self.sink = noting = _Noting(outer)
@@ -168,11 +190,18 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         return self._measure(node, memo)[0]
 
     def _too_deep(self, pointer: str) -> DiagnosticError:
-        return DiagnosticError([Diagnostic(
-            "schema-too-large", "error",
-            f"schema nests more than {self.budget.max_depth} levels deep after inlining $refs "
-            f"(budget {self.budget.max_depth} levels)",
-            self.doc.locate(pointer), TOO_DEEP_HINT)])
+        return DiagnosticError(
+            [
+                Diagnostic(
+                    "schema-too-large",
+                    "error",
+                    f"schema nests more than {self.budget.max_depth} levels deep after inlining $refs "
+                    f"(budget {self.budget.max_depth} levels)",
+                    self.doc.locate(pointer),
+                    TOO_DEEP_HINT,
+                )
+            ]
+        )
 
     def _build(self, node: Any, pointer: str, context: str, level: int) -> Built:
         if level > self.budget.max_depth:
@@ -185,7 +214,9 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
             self.sink.warning(
                 "schema-invalid",
                 f"expected a schema object, found {type(node).__name__}; read as {{}} (any)",
-                self.doc.locate(pointer), "fix the schema in the spec")
+                self.doc.locate(pointer),
+                "fix the schema in the spec",
+            )
             return Built({}, EMPTY, {}, EMPTY, pointer)
         parts: list[Built] = []
         if "$ref" in node:
@@ -249,8 +280,11 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
             elif key in SCHEMA_MAP and isinstance(value, dict):
                 out[key] = {name: sub(v, key, name) for name, v in value.items()}
             elif key in ONE_SCHEMA:
-                if key in ("additionalProperties", "unevaluatedProperties", "unevaluatedItems") \
-                        and isinstance(value, bool):
+                if key in (
+                    "additionalProperties",
+                    "unevaluatedProperties",
+                    "unevaluatedItems",
+                ) and isinstance(value, bool):
                     out[key] = value
                 else:
                     out[key] = sub(value, key)
@@ -270,8 +304,11 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         if context == "input":
             for problem in repair(out):
                 self.sink.warning(
-                    "schema-unsatisfiable", f"no value satisfies this input schema: {problem.message}",
-                    self.doc.locate(join_pointer(pointer, problem.keyword)), problem.hint)
+                    "schema-unsatisfiable",
+                    f"no value satisfies this input schema: {problem.message}",
+                    self.doc.locate(join_pointer(pointer, problem.keyword)),
+                    problem.hint,
+                )
         return Built(out, frozenset(refs), origin, frozenset(dropped), pointer)
 
     def _invalid_keyword(self, pointer: str, key: str, value: Any, expected: str) -> None:
@@ -281,7 +318,9 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         self.sink.warning(
             "schema-keyword-invalid",
             f"`{key}: {shown[:80]}` is not valid JSON Schema ({key} must be {expected}); dropped",
-            self.doc.locate(join_pointer(pointer, key)), "fix the schema in the spec")
+            self.doc.locate(join_pointer(pointer, key)),
+            "fix the schema in the spec",
+        )
 
 
 class _Noting(DiagnosticSink):
@@ -297,8 +336,9 @@ class _Noting(DiagnosticSink):
         self.target.add(diagnostic)
 
 
-def _items_keywords(items: Any, additional: Any, sub: Callable[..., Any],
-                    sub_or_bool: Callable[..., Any]) -> dict[str, Any]:
+def _items_keywords(
+    items: Any, additional: Any, sub: Callable[..., Any], sub_or_bool: Callable[..., Any]
+) -> dict[str, Any]:
     """``items`` converted: a schema (or boolean) as it is; the draft-04 tuple form as
     ``prefixItems`` (an empty tuple constrains nothing) and its ``additionalItems`` as ``items``."""
     if not isinstance(items, list):

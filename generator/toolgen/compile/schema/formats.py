@@ -21,12 +21,32 @@ import jsonschema_rs
 from .tree import JSONSchema, as_list, is_number, value_key
 
 #: keywords copied as plain values
-_VALUE_KEYS = frozenset({
-    "title", "description", "default", "deprecated", "format", "const", "multipleOf", "maximum",
-    "minimum", "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems",
-    "maxContains", "minContains", "maxProperties", "minProperties", "dependentRequired",
-    "contentEncoding", "contentMediaType",
-})
+_VALUE_KEYS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "deprecated",
+        "format",
+        "const",
+        "multipleOf",
+        "maximum",
+        "minimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "dependentRequired",
+        "contentEncoding",
+        "contentMediaType",
+    }
+)
 
 
 _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null", "file"})
@@ -78,23 +98,43 @@ def _compiles(pattern: str) -> bool:
 
 
 def _dependent_required(value: Any) -> Any:
-    if isinstance(value, dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
-                                       and len(set(v)) == len(v) for v in value.values()):
+    if isinstance(value, dict) and all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) and len(set(v)) == len(v)
+        for v in value.values()
+    ):
         return value
     return _INVALID
 
 
 #: keyword -> (check returning the value to keep or _INVALID, what it must be)
 _VALUE_RULES: dict[str, tuple[Any, str]] = {
-    **{k: (lambda v: v if isinstance(v, str) else _INVALID, "a string")
-       for k in ("title", "description", "format", "contentEncoding", "contentMediaType")},
-    **{k: (lambda v: v if isinstance(v, bool) else _INVALID, "a boolean") for k in ("deprecated", "uniqueItems")},
-    **{k: (_non_negative_int, "a non-negative integer")
-       for k in ("maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
-                 "maxContains", "minContains")},
+    **{
+        k: (lambda v: v if isinstance(v, str) else _INVALID, "a string")
+        for k in ("title", "description", "format", "contentEncoding", "contentMediaType")
+    },
+    **{
+        k: (lambda v: v if isinstance(v, bool) else _INVALID, "a boolean")
+        for k in ("deprecated", "uniqueItems")
+    },
+    **{
+        k: (_non_negative_int, "a non-negative integer")
+        for k in (
+            "maxLength",
+            "minLength",
+            "maxItems",
+            "minItems",
+            "maxProperties",
+            "minProperties",
+            "maxContains",
+            "minContains",
+        )
+    },
     **{k: (_number, "a number") for k in ("maximum", "minimum")},
     "multipleOf": (lambda v: v if _number(v) is not _INVALID and v > 0 else _INVALID, "a number above 0"),
-    "pattern": (_regex, "a regular expression that compiles as ECMA-262 (the runtime validator's syntax) and as Python `re`"),
+    "pattern": (
+        _regex,
+        "a regular expression that compiles as ECMA-262 (the runtime validator's syntax) and as Python `re`",
+    ),
     "dependentRequired": (_dependent_required, "an object of lists of unique strings"),
 }
 

@@ -16,8 +16,14 @@ from .formats import normalise_type
 from .tree import JSONSchema, as_list, copy_dict, copy_tree, local_def, schema_children, schema_nodes
 
 #: keywords whose sub-schemas sit one data level deeper (for limit_depth)
-_DEEPER_ONE = ("additionalProperties", "contains", "propertyNames", "unevaluatedItems",
-               "unevaluatedProperties", "items")
+_DEEPER_ONE = (
+    "additionalProperties",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "items",
+)
 _DEEPER_MAP = ("properties", "patternProperties")
 
 
@@ -62,7 +68,7 @@ def _collect_def_refs(node: Any, out: set[str]) -> None:
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            out.add(ref[len("#/$defs/"):])
+            out.add(ref[len("#/$defs/") :])
         for child in schema_children(node):
             _collect_def_refs(child, out)
 
@@ -138,11 +144,21 @@ def _keep(schema: Any, entry: _Field, root: JSONSchema, depth: int, level: int, 
     return _limit(schema, level, cut.levels, root, frozenset(), cut.count)
 
 
-_OPEN_OBJECT_KEYS = ("additionalProperties", "patternProperties", "propertyNames", "dependentRequired",
-                     "dependentSchemas", "minProperties", "maxProperties", "unevaluatedProperties")
+_OPEN_OBJECT_KEYS = (
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "minProperties",
+    "maxProperties",
+    "unevaluatedProperties",
+)
 
 
-def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int, level: int, cut: _Cut) -> JSONSchema:
+def _project(
+    node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int, level: int, cut: _Cut
+) -> JSONSchema:
     if not isinstance(node, dict) or depth > 256:
         raise KeyError(next(iter(tree.values())).path)
     target = local_def(node, root)
@@ -167,8 +183,11 @@ def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int, l
                 kept[name] = _keep(extra, entry, root, depth, level + 1, cut)
             else:
                 raise KeyError(entry.path)
-        out = {k: copy_tree(v) for k, v in node.items()
-               if k not in ("properties", "required") and k not in _OPEN_OBJECT_KEYS}
+        out = {
+            k: copy_tree(v)
+            for k, v in node.items()
+            if k not in ("properties", "required") and k not in _OPEN_OBJECT_KEYS
+        }
         out["properties"] = kept
         required = [r for r in node.get("required", []) if r in kept]
         if required:
@@ -202,12 +221,14 @@ def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int, l
 @overload
 def project_schema(schema: JSONSchema, fields: Sequence[str]) -> JSONSchema: ...
 @overload
-def project_schema(schema: JSONSchema, fields: Sequence[str], *, depth: int,
-                   max_nodes: int | None = None) -> JSONSchema | None: ...
+def project_schema(
+    schema: JSONSchema, fields: Sequence[str], *, depth: int, max_nodes: int | None = None
+) -> JSONSchema | None: ...
 
 
-def project_schema(schema: JSONSchema, fields: Sequence[str], *, depth: int | None = None,
-                   max_nodes: int | None = None) -> JSONSchema | None:
+def project_schema(
+    schema: JSONSchema, fields: Sequence[str], *, depth: int | None = None, max_nodes: int | None = None
+) -> JSONSchema | None:
     """Keep only the dotted paths in `fields` of a canonical schema; returns a new schema.
 
     With `depth`, a kept property is cut below `depth` data levels of the root while it is copied
@@ -245,8 +266,9 @@ def _is_container(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset(
             return True
     if "type" in node:
         return any(t in ("object", "array") for t in as_list(node["type"]))
-    if any(k in node for k in ("properties", "items", "additionalProperties", "prefixItems",
-                               "patternProperties")):
+    if any(
+        k in node for k in ("properties", "items", "additionalProperties", "prefixItems", "patternProperties")
+    ):
         return True
     for key in ("anyOf", "oneOf", "allOf"):
         branches = node.get(key)
@@ -263,8 +285,9 @@ def _permissive(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset())
     return copy_dict(_permissive_in(node, root, seen, {}))
 
 
-def _permissive_in(node: Any, root: JSONSchema, seen: frozenset[str],
-                   memo: dict[tuple[int, frozenset[str]], JSONSchema]) -> JSONSchema:
+def _permissive_in(
+    node: Any, root: JSONSchema, seen: frozenset[str], memo: dict[tuple[int, frozenset[str]], JSONSchema]
+) -> JSONSchema:
     if not isinstance(node, dict):
         return {}
     key = (id(node), seen)
@@ -276,8 +299,12 @@ def _permissive_in(node: Any, root: JSONSchema, seen: frozenset[str],
     return out
 
 
-def _permissive_node(node: dict[str, Any], root: JSONSchema, seen: frozenset[str],
-                     memo: dict[tuple[int, frozenset[str]], JSONSchema]) -> JSONSchema:
+def _permissive_node(
+    node: dict[str, Any],
+    root: JSONSchema,
+    seen: frozenset[str],
+    memo: dict[tuple[int, frozenset[str]], JSONSchema],
+) -> JSONSchema:
     if "type" in node:
         out: JSONSchema = {"type": copy_tree(node["type"])}
         if "array" in as_list(node["type"]):
@@ -326,8 +353,14 @@ class _NodeCount:
             raise _OverBudget
 
 
-def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozenset[tuple[str, int]],
-           count: _NodeCount | None = None) -> Any:
+def _limit(
+    node: Any,
+    level: int,
+    depth: int,
+    root: JSONSchema,
+    active: frozenset[tuple[str, int]],
+    count: _NodeCount | None = None,
+) -> Any:
     if not isinstance(node, dict):
         return node
     if level > depth and _is_container(node, root):
@@ -348,12 +381,18 @@ def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozense
             return _limit(merged, level, depth, root, active | {(ref, level)}, count)
     if count is not None:
         count.add()
-    return {key: _limit_keyword(key, value, level, depth, root, active, count)
-            for key, value in node.items()}
+    return {key: _limit_keyword(key, value, level, depth, root, active, count) for key, value in node.items()}
 
 
-def _limit_keyword(key: str, value: Any, level: int, depth: int, root: JSONSchema,
-                   active: frozenset[tuple[str, int]], count: _NodeCount | None) -> Any:
+def _limit_keyword(
+    key: str,
+    value: Any,
+    level: int,
+    depth: int,
+    root: JSONSchema,
+    active: frozenset[tuple[str, int]],
+    count: _NodeCount | None,
+) -> Any:
     """One keyword of a node `_limit` keeps: its subschemas limited (one level deeper under
     properties and items, the same level under applicators), ``not``/``if`` and other keywords
     copied (``not``, ``if``, ``contentSchema`` and ``$defs`` make the count inexact)."""
@@ -407,7 +446,11 @@ def limit_depth(schema: JSONSchema, depth: int, *, max_nodes: int | None = None)
     except _OverBudget:
         return None
     result = _with_used_defs(limited, defs or {})
-    if max_nodes is not None and count is not None and (count.inexact or "$defs" in result) \
-            and schema_nodes(result) > max_nodes:
+    if (
+        max_nodes is not None
+        and count is not None
+        and (count.inexact or "$defs" in result)
+        and schema_nodes(result) > max_nodes
+    ):
         return None
     return result

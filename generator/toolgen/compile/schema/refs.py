@@ -75,10 +75,17 @@ class RefsMixin:
             target_ptr = self._ref_pointer(current.get("$ref"), current_ptr)
             if target_ptr in visited:
                 chain = " -> ".join("#" + p for p in [*visited, target_ptr])
-                raise DiagnosticError([Diagnostic(
-                    "ref-cycle", "error", f"$ref chain loops back to itself: {chain}",
-                    self.doc.locate(join_pointer(pointer, "$ref")),
-                    "point one of these $refs at a real object")])
+                raise DiagnosticError(
+                    [
+                        Diagnostic(
+                            "ref-cycle",
+                            "error",
+                            f"$ref chain loops back to itself: {chain}",
+                            self.doc.locate(join_pointer(pointer, "$ref")),
+                            "point one of these $refs at a real object",
+                        )
+                    ]
+                )
             current = self._lookup(target_ptr, current_ptr)
             visited.append(target_ptr)
             current_ptr = target_ptr
@@ -90,33 +97,68 @@ class RefsMixin:
             return ref_to_pointer(ref) or ""  # the common case: no location needed (locating is costly)
         where = self.doc.locate(join_pointer(at, "$ref"))
         if not isinstance(ref, str):
-            raise DiagnosticError([Diagnostic(
-                "ref-invalid", "error", f"$ref must be a string, not {type(ref).__name__}", where,
-                "write the reference as '#/components/schemas/Name'")])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "ref-invalid",
+                        "error",
+                        f"$ref must be a string, not {type(ref).__name__}",
+                        where,
+                        "write the reference as '#/components/schemas/Name'",
+                    )
+                ]
+            )
         target = ref_to_pointer(ref)
         if target is None:
             message = f"external $ref {ref!r}: only references inside the same document are supported"
             if self.allow_external_refs:
                 message = f"external $ref {ref!r}: resolving external references is not implemented yet"
-            raise DiagnosticError([Diagnostic(
-                "ref-external", "error", message, where,
-                "bundle the spec into one file first (e.g. `redocly bundle`), or set "
-                "`allow_external_refs: true` in the intent map to bundle sibling files")])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "ref-external",
+                        "error",
+                        message,
+                        where,
+                        "bundle the spec into one file first (e.g. `redocly bundle`), or set "
+                        "`allow_external_refs: true` in the intent map to bundle sibling files",
+                    )
+                ]
+            )
         if target != "" and not target.startswith("/"):
-            raise DiagnosticError([Diagnostic(
-                "ref-invalid", "error", f"$ref {ref!r} is not a JSON pointer fragment", where,
-                "local references look like '#/components/schemas/Name'")])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "ref-invalid",
+                        "error",
+                        f"$ref {ref!r} is not a JSON pointer fragment",
+                        where,
+                        "local references look like '#/components/schemas/Name'",
+                    )
+                ]
+            )
         return target
 
     def _lookup(self, target: str, at: str) -> Any:
         try:
             return resolve_pointer(self.doc.data, target)
         except PointerError as exc:
-            found = f"; the longest existing prefix is #{self.doc.source_pointer(exc.pointer)}" if exc.pointer else ""
-            raise DiagnosticError([Diagnostic(
-                "ref-missing", "error", f"$ref target #{self.doc.source_pointer(target)} does not exist{found}",
-                self.doc.locate(join_pointer(at, "$ref")),
-                "fix the reference or add the missing component")]) from None
+            found = (
+                f"; the longest existing prefix is #{self.doc.source_pointer(exc.pointer)}"
+                if exc.pointer
+                else ""
+            )
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "ref-missing",
+                        "error",
+                        f"$ref target #{self.doc.source_pointer(target)} does not exist{found}",
+                        self.doc.locate(join_pointer(at, "$ref")),
+                        "fix the reference or add the missing component",
+                    )
+                ]
+            ) from None
 
     def _edges(self, pointer: str) -> tuple[tuple[str, ...], frozenset[str]]:
         """Sorted $ref targets reachable from the schema at `pointer` without crossing another
@@ -216,13 +258,19 @@ class RefsMixin:
         scc = self._scc(target)
         if scc.loop is not None:
             chain = " -> ".join(self._display(p) for p in (*scc.loop, scc.loop[0]))
-            raise DiagnosticError([Diagnostic(
-                "ref-cycle", "error",
-                f"$ref cycle without schema content: {chain} "
-                f"({', '.join('#' + p for p in scc.loop)})",
-                self.doc.locate(join_pointer(at, "$ref")),
-                "one schema of the loop must define content (type, properties, ...) instead of "
-                "only referring to the next")])
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "ref-cycle",
+                        "error",
+                        f"$ref cycle without schema content: {chain} "
+                        f"({', '.join('#' + p for p in scc.loop)})",
+                        self.doc.locate(join_pointer(at, "$ref")),
+                        "one schema of the loop must define content (type, properties, ...) instead of "
+                        "only referring to the next",
+                    )
+                ]
+            )
         return scc.recursive
 
     def _display(self, pointer: str) -> str:
@@ -257,17 +305,24 @@ class RefsMixin:
             start = min(scc.members, key=lambda p: (self._doc_order(p), p))
             cycle = self._shortest_cycle(start, members)
             path = " -> ".join(self._display(p) for p in cycle)
-            message = (f"recursive schema cycle {path} "
-                       f"({', '.join('#' + p for p in cycle[:-1])}) is kept as $defs references")
+            message = (
+                f"recursive schema cycle {path} "
+                f"({', '.join('#' + p for p in cycle[:-1])}) is kept as $defs references"
+            )
             if len(scc.members) > len(cycle) - 1:
                 ordered = sorted(scc.members, key=lambda p: (self._doc_order(p), p))
                 names = [self._display(p) for p in ordered]
                 more = f", ... (+{len(names) - 20} more)" if len(names) > 20 else ""
                 shown = ", ".join(names[:20]) + more
                 message += f"; it belongs to a group of {len(names)} mutually recursive schemas: {shown}"
-            note = Diagnostic("schema-cycle", "info", message, self.doc.locate(start),
-                              "targets without recursive-schema support get a relaxed or unrolled schema; "
-                              "break the cycle in the spec if that matters")
+            note = Diagnostic(
+                "schema-cycle",
+                "info",
+                message,
+                self.doc.locate(start),
+                "targets without recursive-schema support get a relaxed or unrolled schema; "
+                "break the cycle in the spec if that matters",
+            )
             self._warned[ident] = note
             self.sink.add(note)
 
@@ -327,7 +382,7 @@ def _find_cycle(members: list[str], edges: Mapping[str, list[str]]) -> tuple[str
             advanced = False
             for w in iters[-1]:
                 if state.get(w) == 1:
-                    return tuple(path[path.index(w):])
+                    return tuple(path[path.index(w) :])
                 if w not in state:
                     state[w] = 1
                     path.append(w)

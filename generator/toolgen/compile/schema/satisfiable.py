@@ -25,8 +25,13 @@ from typing import Any
 from .formats import normalise_type
 from .tree import JSONSchema, as_list
 
-_BOUNDS = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
-           ("minProperties", "maxProperties"), ("minContains", "maxContains"))
+_BOUNDS = (
+    ("minimum", "maximum"),
+    ("minLength", "maxLength"),
+    ("minItems", "maxItems"),
+    ("minProperties", "maxProperties"),
+    ("minContains", "maxContains"),
+)
 
 
 @dataclass(frozen=True)
@@ -72,21 +77,38 @@ def repair(node: JSONSchema) -> list[Unsatisfiable]:
             if len(fitting) == len(values):
                 continue
             items = node.get("items")
-            if (key == "enum" and types == ["array"] and isinstance(items, dict) and "$ref" not in items
-                    and "enum" not in items and all(not isinstance(v, (list, dict)) for v in values)):
+            if (
+                key == "enum"
+                and types == ["array"]
+                and isinstance(items, dict)
+                and "$ref" not in items
+                and "enum" not in items
+                and all(not isinstance(v, (list, dict)) for v in values)
+            ):
                 # an enum of scalars on an array: the values its items take
                 del node["enum"]
                 node["items"] = {**items, "enum": list(values)}
-                found.append(Unsatisfiable(key, f"an array's enum lists scalar values "
-                                           f"{', '.join(_show(v) for v in values[:6])}; they are taken as the "
-                                           "values of its items", "move the `enum` into `items` in the spec"))
+                found.append(
+                    Unsatisfiable(
+                        key,
+                        f"an array's enum lists scalar values "
+                        f"{', '.join(_show(v) for v in values[:6])}; they are taken as the "
+                        "values of its items",
+                        "move the `enum` into `items` in the spec",
+                    )
+                )
                 continue
             shown = ", ".join(_show(v) for v in values[:6]) + (", …" if len(values) > 6 else "")
             if any(v is not None for v in fitting) and key == "enum":
                 node["enum"] = fitting
-                found.append(Unsatisfiable(key, f"enum values {shown} include values that are not of type "
-                                           f"{'/'.join(types)}; those are left out",
-                                           "make every enum value of the schema's type, or widen `type`"))
+                found.append(
+                    Unsatisfiable(
+                        key,
+                        f"enum values {shown} include values that are not of type "
+                        f"{'/'.join(types)}; those are left out",
+                        "make every enum value of the schema's type, or widen `type`",
+                    )
+                )
                 continue
             if not any(v is not None for v in values):
                 continue
@@ -94,31 +116,47 @@ def repair(node: JSONSchema) -> list[Unsatisfiable]:
             if "array" in as_list(node["type"]) and not isinstance(node.get("items"), dict):
                 # an enum of arrays: its items take the types of the values' elements (every dialect
                 # needs an array's `items`)
-                elements = {json_type_of(e) for v in values if isinstance(v, list) for e in v if e is not None}
+                elements = {
+                    json_type_of(e) for v in values if isinstance(v, list) for e in v if e is not None
+                }
                 node["items"] = {"type": normalise_type(sorted(elements))} if elements else {}
-            found.append(Unsatisfiable("type", f"{key} {shown} has no value of type {'/'.join(types)}; "
-                                       f"the tool takes the {key} values as written "
-                                       f"(type {'/'.join(as_list(node['type']))})",
-                                       f"fix the spec: write the {key} values as {'/'.join(types)} "
-                                       f"(e.g. {_show(str(values[0]))}) or set `type` to theirs"))
+            found.append(
+                Unsatisfiable(
+                    "type",
+                    f"{key} {shown} has no value of type {'/'.join(types)}; "
+                    f"the tool takes the {key} values as written "
+                    f"(type {'/'.join(as_list(node['type']))})",
+                    f"fix the spec: write the {key} values as {'/'.join(types)} "
+                    f"(e.g. {_show(str(values[0]))}) or set `type` to theirs",
+                )
+            )
     raw_props = node.get("properties")
     props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
     required = node.get("required")
-    if node.get("additionalProperties") is False and isinstance(required, list) and not node.get(
-            "patternProperties"):
+    if (
+        node.get("additionalProperties") is False
+        and isinstance(required, list)
+        and not node.get("patternProperties")
+    ):
         missing = [r for r in required if r not in props]
         if missing:
             node["properties"] = {**props, **{name: {} for name in missing}}
-            found.append(Unsatisfiable("required", f"required member{'s' if len(missing) > 1 else ''} "
-                                       f"{', '.join(map(repr, missing))} not declared under "
-                                       "`additionalProperties: false`; declared here "
-                                       "with any value", "declare the member under `properties` in the spec, "
-                                       "or drop it from `required`"))
+            found.append(
+                Unsatisfiable(
+                    "required",
+                    f"required member{'s' if len(missing) > 1 else ''} "
+                    f"{', '.join(map(repr, missing))} not declared under "
+                    "`additionalProperties: false`; declared here "
+                    "with any value",
+                    "declare the member under `properties` in the spec, or drop it from `required`",
+                )
+            )
     for low, high in _BOUNDS:
         a, b = node.get(low), node.get(high)
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > b:
-            found.append(Unsatisfiable(low, f"`{low}: {a}` is above `{high}: {b}`",
-                                       f"fix the spec's `{low}`/`{high}`"))
+            found.append(
+                Unsatisfiable(low, f"`{low}: {a}` is above `{high}: {b}`", f"fix the spec's `{low}`/`{high}`")
+            )
     return found
 
 

@@ -18,8 +18,18 @@ JSONSchema = dict[str, Any]
 
 
 #: keywords whose value is one schema (booleans allowed)
-ONE_SCHEMA = ("additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
-              "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+ONE_SCHEMA = (
+    "additionalProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
 #: keywords whose value maps names to schemas
 SCHEMA_MAP = ("properties", "patternProperties", "dependentSchemas")
 #: keywords whose value is a list of schemas (allOf is merged, never emitted by the converter)
@@ -86,9 +96,12 @@ def schema_children(node: JSONSchema) -> Iterator[Any]:
                 yield value
 
 
-def measure_node(node: Any, memo: dict[int, tuple[int, int]],
-                 persistent: dict[int, tuple[int, int]] | None = None,
-                 fragments: set[int] | None = None) -> tuple[int, int]:
+def measure_node(
+    node: Any,
+    memo: dict[int, tuple[int, int]],
+    persistent: dict[int, tuple[int, int]] | None = None,
+    fragments: set[int] | None = None,
+) -> tuple[int, int]:
     """(schema nodes, depth) of a schema that may share sub-objects; linear in distinct objects."""
     if not isinstance(node, dict):
         return 0, 0
@@ -122,8 +135,11 @@ def json_size(value: Any, memo: dict[int, int]) -> int:
         if hit is not None:
             return hit
         if kind is dict:
-            size = 1 + max(len(value), 1) + sum(len(str(k).encode("utf-8")) + 3 + json_size(v, memo)
-                                                for k, v in value.items())
+            size = (
+                1
+                + max(len(value), 1)
+                + sum(len(str(k).encode("utf-8")) + 3 + json_size(v, memo) for k, v in value.items())
+            )
         else:
             size = 1 + max(len(value), 1) + sum(json_size(v, memo) for v in value)
         memo[id(value)] = size
@@ -147,7 +163,7 @@ def local_def(schema: JSONSchema, root: JSONSchema) -> JSONSchema | None:
     defs = root.get("$defs")
     if not isinstance(defs, dict):
         return None
-    target = defs.get(ref[len("#/$defs/"):])
+    target = defs.get(ref[len("#/$defs/") :])
     return target if isinstance(target, dict) else None
 
 

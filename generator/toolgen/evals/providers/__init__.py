@@ -18,8 +18,9 @@ from ..conversation import Adapter
 from ..provider_names import PROVIDERS
 
 
-def make_adapter(provider: str, package: Path, model: str, *, api_key: str, base_url: str | None,
-                 http_client: httpx.Client) -> Adapter:
+def make_adapter(
+    provider: str, package: Path, model: str, *, api_key: str, base_url: str | None, http_client: httpx.Client
+) -> Adapter:
     """The adapter for `provider` (one of `PROVIDERS`). Raises `ValueError` for another name and
     `ImportError` when the provider's SDK is not installed (the ``eval`` extra: ``pip install -e ".[eval]"`` in a clone of toolgen)."""
     if provider == "openai":

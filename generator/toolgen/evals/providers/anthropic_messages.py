@@ -26,12 +26,14 @@ class MessagesAdapter:
     dialect = "anthropic"
     client_search = False  # the provider runs the search (hosted tool search)
 
-    def __init__(self, package: Path, model: str, *, api_key: str, base_url: str | None,
-                 http_client: httpx.Client) -> None:
+    def __init__(
+        self, package: Path, model: str, *, api_key: str, base_url: str | None, http_client: httpx.Client
+    ) -> None:
         import anthropic
 
-        self.client: Any = anthropic.Anthropic(api_key=api_key, base_url=base_url, http_client=http_client,
-                                               max_retries=0)
+        self.client: Any = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=0
+        )
         self.model = model
         self.tools = json.loads((package / "anthropic.json").read_text(encoding="utf-8"))
         self.system = ""
@@ -45,8 +47,13 @@ class MessagesAdapter:
         self.messages = [{"role": "user", "content": prompt}]
 
     def step(self) -> Turn:
-        response = self.client.messages.create(model=self.model, max_tokens=MAX_TOKENS, system=self.system,
-                                               messages=self.messages, tools=self.tools)
+        response = self.client.messages.create(
+            model=self.model,
+            max_tokens=MAX_TOKENS,
+            system=self.system,
+            messages=self.messages,
+            tools=self.tools,
+        )
         data: dict[str, Any] = response.to_dict()
         blocks = list(data.get("content") or [])
         self.messages.append({"role": "assistant", "content": blocks})
@@ -66,10 +73,27 @@ class MessagesAdapter:
                 content = block.get("content") or {}
                 loaded.extend(str(r["tool_name"]) for r in content.get("tool_references") or [])
         usage = data.get("usage") or {}
-        return Turn(tuple(calls), "".join(text), int(usage.get("input_tokens") or 0),
-                    int(usage.get("output_tokens") or 0), searches, tuple(loaded))
+        return Turn(
+            tuple(calls),
+            "".join(text),
+            int(usage.get("input_tokens") or 0),
+            int(usage.get("output_tokens") or 0),
+            searches,
+            tuple(loaded),
+        )
 
     def answer(self, results: Sequence[tuple[ToolCall, str, bool]]) -> None:
-        self.messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call.id, "content": output, **({"is_error": True} if error else {})}
-            for call, output, error in results]})
+        self.messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call.id,
+                        "content": output,
+                        **({"is_error": True} if error else {}),
+                    }
+                    for call, output, error in results
+                ],
+            }
+        )

@@ -27,13 +27,15 @@ from ..conversation import ToolCall, Turn
 class GeminiAdapter:
     dialect = "gemini"
 
-    def __init__(self, package: Path, model: str, *, api_key: str, base_url: str | None,
-                 http_client: httpx.Client) -> None:
+    def __init__(
+        self, package: Path, model: str, *, api_key: str, base_url: str | None, http_client: httpx.Client
+    ) -> None:
         from google import genai
         from google.genai import types
 
-        options = types.HttpOptions(base_url=base_url, httpx_client=http_client,
-                                    retry_options=types.HttpRetryOptions(attempts=1))
+        options = types.HttpOptions(
+            base_url=base_url, httpx_client=http_client, retry_options=types.HttpRetryOptions(attempts=1)
+        )
         self.client: Any = genai.Client(api_key=api_key, http_options=options)
         self.model = model
         self.catalog = client_catalog(package, "gemini.json", gemini_search_declaration)
@@ -56,9 +58,14 @@ class GeminiAdapter:
         self._calls = 0
 
     def step(self) -> Turn:
-        config = {"system_instruction": self.system, "tools": [{"function_declarations": self.declarations}],
-                  "automatic_function_calling": {"disable": True}}
-        response = self.client.models.generate_content(model=self.model, contents=self.contents, config=config)
+        config = {
+            "system_instruction": self.system,
+            "tools": [{"function_declarations": self.declarations}],
+            "automatic_function_calling": {"disable": True},
+        }
+        response = self.client.models.generate_content(
+            model=self.model, contents=self.contents, config=config
+        )
         data: dict[str, Any] = response.model_dump(mode="json", exclude_none=True)
         candidates = data.get("candidates") or [{}]
         content = dict(candidates[0].get("content") or {"role": "model", "parts": []})
@@ -69,12 +76,20 @@ class GeminiAdapter:
             if "function_call" in part:
                 fc = part["function_call"]
                 self._calls += 1
-                calls.append(ToolCall(str(fc.get("id") or f"call-{self._calls}"), str(fc["name"]), fc.get("args") or {}))
+                calls.append(
+                    ToolCall(
+                        str(fc.get("id") or f"call-{self._calls}"), str(fc["name"]), fc.get("args") or {}
+                    )
+                )
             elif "text" in part:
                 text.append(str(part["text"]))
         usage = data.get("usage_metadata") or {}
-        return Turn(tuple(calls), "".join(text), int(usage.get("prompt_token_count") or 0),
-                    int(usage.get("candidates_token_count") or 0))
+        return Turn(
+            tuple(calls),
+            "".join(text),
+            int(usage.get("prompt_token_count") or 0),
+            int(usage.get("candidates_token_count") or 0),
+        )
 
     def answer(self, results: Sequence[tuple[ToolCall, str, bool]]) -> None:
         parts = []

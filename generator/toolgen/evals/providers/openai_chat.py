@@ -26,12 +26,14 @@ from ..conversation import ToolCall, Turn, parse_arguments
 class ChatAdapter:
     dialect = "openai"
 
-    def __init__(self, package: Path, model: str, *, api_key: str, base_url: str | None,
-                 http_client: httpx.Client) -> None:
+    def __init__(
+        self, package: Path, model: str, *, api_key: str, base_url: str | None, http_client: httpx.Client
+    ) -> None:
         import openai
 
-        self.client: Any = openai.OpenAI(api_key=api_key, base_url=base_url, http_client=http_client,
-                                         max_retries=0)
+        self.client: Any = openai.OpenAI(
+            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=0
+        )
         self.model = model
         self.catalog = client_catalog(package, "openai.json", openai_search_function)
         self.client_search = self.catalog.searching
@@ -49,17 +51,28 @@ class ChatAdapter:
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
     def step(self) -> Turn:
-        response = self.client.chat.completions.create(model=self.model, messages=self.messages, tools=self.tools)
+        response = self.client.chat.completions.create(
+            model=self.model, messages=self.messages, tools=self.tools
+        )
         data: dict[str, Any] = response.to_dict()
         choices = data.get("choices") or [{}]
         message = dict(choices[0].get("message") or {"role": "assistant", "content": ""})
         message = {k: v for k, v in message.items() if k in ("role", "content", "tool_calls")}
         self.messages.append(message)
-        calls = tuple(ToolCall(str(c["id"]), str(c["function"]["name"]), parse_arguments(c["function"].get("arguments")))
-                      for c in message.get("tool_calls") or [] if c.get("type", "function") == "function")
+        calls = tuple(
+            ToolCall(
+                str(c["id"]), str(c["function"]["name"]), parse_arguments(c["function"].get("arguments"))
+            )
+            for c in message.get("tool_calls") or []
+            if c.get("type", "function") == "function"
+        )
         usage = data.get("usage") or {}
-        return Turn(calls, str(message.get("content") or ""), int(usage.get("prompt_tokens") or 0),
-                    int(usage.get("completion_tokens") or 0))
+        return Turn(
+            calls,
+            str(message.get("content") or ""),
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+        )
 
     def answer(self, results: Sequence[tuple[ToolCall, str, bool]]) -> None:
         for call, output, _error in results:

@@ -34,12 +34,14 @@ class ResponsesAdapter:
     dialect = "openai"
     client_search = False  # the provider runs the search (hosted tool search)
 
-    def __init__(self, package: Path, model: str, *, api_key: str, base_url: str | None,
-                 http_client: httpx.Client) -> None:
+    def __init__(
+        self, package: Path, model: str, *, api_key: str, base_url: str | None, http_client: httpx.Client
+    ) -> None:
         import openai
 
-        self.client: Any = openai.OpenAI(api_key=api_key, base_url=base_url, http_client=http_client,
-                                         max_retries=0)
+        self.client: Any = openai.OpenAI(
+            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=0
+        )
         self.model = model
         self.tools = responses_tools(package)
         self.system = ""
@@ -53,8 +55,9 @@ class ResponsesAdapter:
         self.items = [{"role": "user", "content": prompt}]
 
     def step(self) -> Turn:
-        response = self.client.responses.create(model=self.model, instructions=self.system, input=self.items,
-                                                tools=self.tools, store=False)
+        response = self.client.responses.create(
+            model=self.model, instructions=self.system, input=self.items, tools=self.tools, store=False
+        )
         data: dict[str, Any] = response.to_dict()
         calls: list[ToolCall] = []
         text: list[str] = []
@@ -64,17 +67,29 @@ class ResponsesAdapter:
             self.items.append(item)
             kind = item.get("type")
             if kind == "function_call":
-                calls.append(ToolCall(str(item["call_id"]), str(item["name"]), parse_arguments(item.get("arguments"))))
+                calls.append(
+                    ToolCall(str(item["call_id"]), str(item["name"]), parse_arguments(item.get("arguments")))
+                )
             elif kind == "message":
-                text.extend(str(c.get("text", "")) for c in item.get("content") or [] if c.get("type") == "output_text")
+                text.extend(
+                    str(c.get("text", ""))
+                    for c in item.get("content") or []
+                    if c.get("type") == "output_text"
+                )
             elif kind == "tool_search_call":
                 searches += 1
             elif kind == "tool_search_output":
                 for tool in item.get("tools") or []:
                     loaded.extend(str(t["name"]) for t in tool.get("tools") or [tool] if "name" in t)
         usage = data.get("usage") or {}
-        return Turn(tuple(calls), "".join(text), int(usage.get("input_tokens") or 0),
-                    int(usage.get("output_tokens") or 0), searches, tuple(loaded))
+        return Turn(
+            tuple(calls),
+            "".join(text),
+            int(usage.get("input_tokens") or 0),
+            int(usage.get("output_tokens") or 0),
+            searches,
+            tuple(loaded),
+        )
 
     def answer(self, results: Sequence[tuple[ToolCall, str, bool]]) -> None:
         for call, output, _error in results:

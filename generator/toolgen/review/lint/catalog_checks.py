@@ -40,12 +40,15 @@ class CatalogChecks(LintContext):
     def check_examples(self) -> None:
         """`examples-duplicate`, `examples-length`, `example-ranks-other` (`toolgen.review.lint.examples`)."""
         if not self.model.examples and not any(
-                s.examples for group in (self.model.tools, self.model.composites, self.model.toolsets)
-                for s in group.values()):
+            s.examples
+            for group in (self.model.tools, self.model.composites, self.model.toolsets)
+            for s in group.values()
+        ):
             return
         mcp = self.catalogs().tools.get("mcp") or []
-        for rule, message, where, tool in example_findings(self.model, self.ir, mcp, self.intents.locate,
-                                                           self.op_index):
+        for rule, message, where, tool in example_findings(
+            self.model, self.ir, mcp, self.intents.locate, self.op_index
+        ):
             self.add(rule, message, where, tool=tool)
 
     def check_tool_sizes(self) -> None:
@@ -79,8 +82,13 @@ class CatalogChecks(LintContext):
             view = views.get(name)
             where = self.where(view, "hide", "args") if view is not None else self.intents.locate()
             hint = _hide_remedy(tool, tokens, budget) if tool is not None else None
-            self.add(TOOL_TOO_LARGE, f"tool `{name}` is {tokens:,} o200k tokens in {dialect} "
-                     f"(lint.max_tool_tokens {budget:,})", where, hint, tool=name)
+            self.add(
+                TOOL_TOO_LARGE,
+                f"tool `{name}` is {tokens:,} o200k tokens in {dialect} (lint.max_tool_tokens {budget:,})",
+                where,
+                hint,
+                tool=name,
+            )
 
     def check_strict(self) -> None:
         """`strict-disabled`: an intent that sets `strict: false`, located at that key; the hint says
@@ -91,12 +99,20 @@ class CatalogChecks(LintContext):
             tools = [t for t in (view.preview, view.main) if t is not None]
             names = ", ".join(f"`{t.name}`" for t in tools)
             could = [t.name for t in tools if openai_parameters(t.input_schema).strict]
-            hint = (f"remove `strict: false`: OpenAI strict mode can carry {', '.join(f'`{n}`' for n in could)} "
-                    "(arguments it cannot express are reshaped and undone by the runtime)" if could else
-                    "nothing to do: no dialect can send these tools strict")
-            self.add(STRICT_DISABLED, f"intent `{view.key}` sets `strict: false`: {names} "
-                     f"{'is' if len(tools) == 1 else 'are'} sent non-strict", self.where(view, "strict"), hint,
-                     tool=view.main.name)
+            hint = (
+                f"remove `strict: false`: OpenAI strict mode can carry {', '.join(f'`{n}`' for n in could)} "
+                "(arguments it cannot express are reshaped and undone by the runtime)"
+                if could
+                else "nothing to do: no dialect can send these tools strict"
+            )
+            self.add(
+                STRICT_DISABLED,
+                f"intent `{view.key}` sets `strict: false`: {names} "
+                f"{'is' if len(tools) == 1 else 'are'} sent non-strict",
+                self.where(view, "strict"),
+                hint,
+                tool=view.main.name,
+            )
 
     def _synonyms(self) -> dict[str, list[IntentView]]:
         groups: dict[str, dict[str, list[IntentView]]] = {}
@@ -109,47 +125,83 @@ class CatalogChecks(LintContext):
                 continue
             noun = "_".join([*parts[1:-1], _singular(parts[-1])])
             groups.setdefault(noun, {}).setdefault(verb, []).append(view)
-        return {noun: [v for vs in verbs.values() for v in vs] for noun, verbs in groups.items() if len(verbs) > 1}
+        return {
+            noun: [v for vs in verbs.values() for v in vs] for noun, verbs in groups.items() if len(verbs) > 1
+        }
 
     def check_descriptions(self) -> None:
         for view in self.views:
             has_own = bool(view.intent and view.intent.description)
             summary = view.op.node.get("summary")
             description = view.op.node.get("description")
-            if not has_own and not (isinstance(summary, str) and summary.strip()) and not (
-                    isinstance(description, str) and description.strip()):
-                self.add(DESCRIPTION_MISSING, f"`{view.key}` has no description ({view.op.key} has no summary or "
-                         "description either)", self.where(view), tool=view.main.name)
-        owners: dict[int, IntentView] = {}  # a tool's intent, by identity: one pass, not one per long description
+            if (
+                not has_own
+                and not (isinstance(summary, str) and summary.strip())
+                and not (isinstance(description, str) and description.strip())
+            ):
+                self.add(
+                    DESCRIPTION_MISSING,
+                    f"`{view.key}` has no description ({view.op.key} has no summary or description either)",
+                    self.where(view),
+                    tool=view.main.name,
+                )
+        owners: dict[
+            int, IntentView
+        ] = {}  # a tool's intent, by identity: one pass, not one per long description
         for view in reversed(self.views):
             owners.update((id(t), view) for t in (view.main, view.preview) if t is not None)
         for tool in self.ir.tools:
             if len(tool.description) > DESCRIPTION_LIMIT:
                 owner = owners.get(id(tool))
                 loc = self.where(owner, "description") if owner else self.doc.locate(tool.source_pointer)
-                self.add(DESCRIPTION_TOO_LONG, f"the description of `{tool.name}` is {len(tool.description):,} "
-                         f"characters (limit {DESCRIPTION_LIMIT:,}, generated text included)", loc, tool=tool.name)
+                self.add(
+                    DESCRIPTION_TOO_LONG,
+                    f"the description of `{tool.name}` is {len(tool.description):,} "
+                    f"characters (limit {DESCRIPTION_LIMIT:,}, generated text included)",
+                    loc,
+                    tool=tool.name,
+                )
         for noun, views in sorted(self._synonyms().items()):
             names = sorted(v.key for v in views)
             first = min(views, key=lambda v: v.key)
-            self.add(TOOL_NAME_NEAR_SYNONYM, f"tool names {', '.join(f'`{n}`' for n in names)} are near-synonyms "
-                     f"(same noun {noun!r})", self.where(first), tool=first.key)
+            self.add(
+                TOOL_NAME_NEAR_SYNONYM,
+                f"tool names {', '.join(f'`{n}`' for n in names)} are near-synonyms (same noun {noun!r})",
+                self.where(first),
+                tool=first.key,
+            )
             for view in views:
                 others = [v for v in views if v is not view]
-                text = view.intent.description if view.intent and view.intent.description else view.main.description
-                if _says_when_not(text, [o.main.name for o in others] + [o.key for o in others]
-                                  + [o.preview.name for o in others if o.preview]):
+                text = (
+                    view.intent.description
+                    if view.intent and view.intent.description
+                    else view.main.description
+                )
+                if _says_when_not(
+                    text,
+                    [o.main.name for o in others]
+                    + [o.key for o in others]
+                    + [o.preview.name for o in others if o.preview],
+                ):
                     continue
-                self.add(DESCRIPTION_NO_WHEN_NOT, f"`{view.key}` has near-synonym(s) "
-                         f"{', '.join(f'`{o.key}`' for o in others)} but its description does not say when not to "
-                         "use it", self.where(view, "description"), tool=view.main.name)
+                self.add(
+                    DESCRIPTION_NO_WHEN_NOT,
+                    f"`{view.key}` has near-synonym(s) "
+                    f"{', '.join(f'`{o.key}`' for o in others)} but its description does not say when not to "
+                    "use it",
+                    self.where(view, "description"),
+                    tool=view.main.name,
+                )
 
     def check_catalog(self) -> None:
         where = self.intents.locate("tools") if self.model.tools else self.intents.locate()
         n = len(self.ir.tools)
         if n > self.settings.max_tools:
-            self.add(CATALOG_TOO_MANY_TOOLS, f"the catalog has {n:,} tools (max_tools {self.settings.max_tools:,})",
-                     where)
+            self.add(
+                CATALOG_TOO_MANY_TOOLS,
+                f"the catalog has {n:,} tools (max_tools {self.settings.max_tools:,})",
+                where,
+            )
         if not self.ir.tools:
             return
         catalogs = self.catalogs()
@@ -162,8 +214,10 @@ class CatalogChecks(LintContext):
                 # `search_tools`, then adds the found ones from the file: the tools per request are
                 # counted on that up-front view, every other limit on the file
                 problems = [p for p in problems if p.limit.name != "max_tools"] + [
-                    p for p in catalog_request_problems(name, sent, client_prefix=prefix)
-                    if p.limit.name == "max_tools"]
+                    p
+                    for p in catalog_request_problems(name, sent, client_prefix=prefix)
+                    if p.limit.name == "max_tools"
+                ]
             for problem in problems:
                 shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
                 self.add(CATALOG_REQUEST_LIMITS, f"{problem.message}{shown}: {problem.fix}", where)
@@ -172,15 +226,20 @@ class CatalogChecks(LintContext):
         # compact JSON is shorter than the budget cannot exceed it (a token is at least one character)
         sizes = {dialect: 0 for dialect in catalogs.by_dialect()}
         measured = self.data.sizes
-        if measured is None and any(len(compact_json(tools)) > budget for tools in catalogs.by_dialect().values()):
+        if measured is None and any(
+            len(compact_json(tools)) > budget for tools in catalogs.by_dialect().values()
+        ):
             measured = measure(catalogs)
         for size in measured or []:
             for dialect, tokens in size.tokens.items():
                 sizes[dialect] = sizes.get(dialect, 0) + tokens
         dialect, tokens = max(sizes.items(), key=lambda kv: kv[1])
         if tokens > budget:
-            self.add(CATALOG_TOO_MANY_TOKENS, f"the {dialect} catalog is {tokens:,} o200k tokens "
-                     f"(max_catalog_tokens {budget:,})", where)
+            self.add(
+                CATALOG_TOO_MANY_TOKENS,
+                f"the {dialect} catalog is {tokens:,} o200k tokens (max_catalog_tokens {budget:,})",
+                where,
+            )
 
     def check_coverage(self) -> None:
         covered = set(self.ir.covered)
@@ -188,10 +247,13 @@ class CatalogChecks(LintContext):
         if rest:
             shown = ", ".join(op.operation_id or op.key for op in rest[:5])
             more = f" and {len(rest) - 5:,} more" if len(rest) > 5 else ""
-            self.add(OPERATIONS_UNCOVERED, f"{len(rest):,} of {len(self.operations):,} operations of "
-                     f"{self.doc.display} are not covered by any tool: {shown}{more}", self.intents.locate(),
-                     "add intents (or an `include` group) for the ones agents need; REPORT.md lists them all")
-
+            self.add(
+                OPERATIONS_UNCOVERED,
+                f"{len(rest):,} of {len(self.operations):,} operations of "
+                f"{self.doc.display} are not covered by any tool: {shown}{more}",
+                self.intents.locate(),
+                "add intents (or an `include` group) for the ones agents need; REPORT.md lists them all",
+            )
 
     def check_toolsets(self) -> None:
         """`toolset-near-synonym`: within each toolset, intents a model could confuse
@@ -201,7 +263,9 @@ class CatalogChecks(LintContext):
             toolset = view.main.policy.toolset
             if toolset is None:
                 continue
-            text = view.intent.description if view.intent and view.intent.description else view.main.description
+            text = (
+                view.intent.description if view.intent and view.intent.description else view.main.description
+            )
             tools = (view.main.name, *((view.preview.name,) if view.preview else ()))
             by_toolset.setdefault(toolset, []).append((Member(view.key, tools, text), view))
         # a split Responses catalog (more namespaces than one request carries) is checked part by part
@@ -209,26 +273,39 @@ class CatalogChecks(LintContext):
         largest = max((len(catalog) for catalog in sent.values()), default=0)
         if largest > self.settings.max_tools:
             shown = f" (its largest part, of {len(sent)})" if len(sent) > 1 else ""
-            self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog{shown} has {largest:,} top-level tools "
-                     f"(functions of no toolset, namespaces, tool_search; {self.settings.max_tools} per request)",
-                     self.intents.locate("toolsets") if self.model.toolsets else self.intents.locate(),
-                     "put the tools of no toolset into toolsets (`toolset:`, or `toolset: from_tag` on an include "
-                     "group): a namespace is one top-level entry; namespaces of deferred tools are spread over "
-                     "several parts, the rest is in every part")
+            self.add(
+                CATALOG_REQUEST_LIMITS,
+                f"the OpenAI Responses catalog{shown} has {largest:,} top-level tools "
+                f"(functions of no toolset, namespaces, tool_search; {self.settings.max_tools} per request)",
+                self.intents.locate("toolsets") if self.model.toolsets else self.intents.locate(),
+                "put the tools of no toolset into toolsets (`toolset:`, or `toolset: from_tag` on an include "
+                "group): a namespace is one top-level entry; namespaces of deferred tools are spread over "
+                "several parts, the rest is in every part",
+            )
         for toolset, members in sorted(by_toolset.items()):
             views = {m.key: v for m, v in members}
-            group = [m for m, _ in members]  # a pure function of the members' keys, tools and texts: remembered
-            pairs = self.data.remember(piece_key("near-synonyms 1", [(m.key, m.tools, m.description) for m in group]),
-                                       partial(near_synonyms, group))
+            group = [
+                m for m, _ in members
+            ]  # a pure function of the members' keys, tools and texts: remembered
+            pairs = self.data.remember(
+                piece_key("near-synonyms 1", [(m.key, m.tools, m.description) for m in group]),
+                partial(near_synonyms, group),
+            )
             for first, second, why in pairs:
-                self.add(TOOLSET_NEAR_SYNONYM, f"toolset `{toolset}`: `{first.key}` and `{second.key}` are "
-                         f"near-synonyms ({why}) and neither description names the other",
-                         self.where(views[second.key], "description"), tool=views[second.key].main.name)
+                self.add(
+                    TOOLSET_NEAR_SYNONYM,
+                    f"toolset `{toolset}`: `{first.key}` and `{second.key}` are "
+                    f"near-synonyms ({why}) and neither description names the other",
+                    self.where(views[second.key], "description"),
+                    tool=views[second.key].main.name,
+                )
 
 
-
-_WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"
-                       r"\buse \w+ (for|to|when|instead)\b", re.IGNORECASE)
+_WHEN_NOT = re.compile(
+    r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"
+    r"\buse \w+ (for|to|when|instead)\b",
+    re.IGNORECASE,
+)
 
 
 def _hide_remedy(tool: Tool, tokens: int, budget: int) -> str | None:
@@ -242,8 +319,10 @@ def _hide_remedy(tool: Tool, tokens: int, budget: int) -> str | None:
     wire = {b.arg: b.wire_name for b in tool.policy.bindings if b.location == "body" and b.wire_name}
     total = len(compact_json(schema)) + len(compact_json(tool.output_schema))
     per_byte = tokens / max(total, 1)
-    sizes = sorted(((len(compact_json(v)), k) for k, v in props.items() if k in wire and k not in required),
-                   key=lambda sk: (-sk[0], sk[1]))
+    sizes = sorted(
+        ((len(compact_json(v)), k) for k, v in props.items() if k in wire and k not in required),
+        key=lambda sk: (-sk[0], sk[1]),
+    )
     chosen: list[str] = []
     rest = total
     for size, arg in sizes:
@@ -254,8 +333,10 @@ def _hide_remedy(tool: Tool, tokens: int, budget: int) -> str | None:
     if not chosen or rest * per_byte > budget:
         return None
     shown = ", ".join(chosen)
-    return (f"hide the largest optional body members (about {rest * per_byte:,.0f} tokens left): "
-            f"`hide: [{shown}]`, or project the output (`output.fields`)")
+    return (
+        f"hide the largest optional body members (about {rest * per_byte:,.0f} tokens left): "
+        f"`hide: [{shown}]`, or project the output (`output.fields`)"
+    )
 
 
 def _says_when_not(text: str, others: list[str]) -> bool:
@@ -274,5 +355,3 @@ def _singular(word: str) -> str:
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return word[:-1]
     return word
-
-

@@ -38,7 +38,11 @@ def _given(model: IntentMap, intent_of_op: Mapping[str, str]) -> list[tuple[tupl
     """Every request of the map: (where in the map, owner label, index, text), in map order; a request
     of the top-level `examples` is owned by the intent of its operation's tool (`intent_of_op`)."""
     out: list[tuple[tuple[str, ...], str, int, str]] = []
-    for section, items in (("tools", model.tools), ("composites", model.composites), ("toolsets", model.toolsets)):
+    for section, items in (
+        ("tools", model.tools),
+        ("composites", model.composites),
+        ("toolsets", model.toolsets),
+    ):
         for key, spec in items.items():
             for i, text in enumerate(spec.examples):
                 out.append(((section, key), key if section != "toolsets" else f"toolset {key}", i, text))
@@ -48,8 +52,13 @@ def _given(model: IntentMap, intent_of_op: Mapping[str, str]) -> list[tuple[tupl
     return out
 
 
-def example_findings(model: IntentMap, ir: ApiIR, mcp_catalog: Sequence[Mapping[str, Any]],
-                     locate: Locate, operations: OperationIndex) -> list[Finding]:
+def example_findings(
+    model: IntentMap,
+    ir: ApiIR,
+    mcp_catalog: Sequence[Mapping[str, Any]],
+    locate: Locate,
+    operations: OperationIndex,
+) -> list[Finding]:
     """The findings of the module docstring; `locate(*path)` gives an intent-map location, `operations`
     finds the spec's operations by the references the top-level `examples` uses."""
     out: list[Finding] = []
@@ -59,7 +68,9 @@ def example_findings(model: IntentMap, ir: ApiIR, mcp_catalog: Sequence[Mapping[
         op = operations.find(ref)
         if op is None or op.pointer not in covering:
             why = "is not an operation of the spec" if op is None else "is an operation no tool covers"
-            out.append((EXAMPLES_OPERATION_UNKNOWN, f"examples: {ref!r} {why}", locate("examples", ref), None))
+            out.append(
+                (EXAMPLES_OPERATION_UNKNOWN, f"examples: {ref!r} {why}", locate("examples", ref), None)
+            )
         else:
             intent_of_op[ref] = covering[op.pointer]
     given = _given(model, intent_of_op)
@@ -74,15 +85,25 @@ def example_findings(model: IntentMap, ir: ApiIR, mcp_catalog: Sequence[Mapping[
             out.append((EXAMPLES_LENGTH, message, where, None))
         norm = " ".join(w.casefold() for w in words)
         if norm in first and first[norm] != owner:
-            out.append((EXAMPLES_DUPLICATE, f"{owner}: request {text!r} is also given for {first[norm]}", where,
-                        None))
+            out.append(
+                (
+                    EXAMPLES_DUPLICATE,
+                    f"{owner}: request {text!r} is also given for {first[norm]}",
+                    where,
+                    None,
+                )
+            )
         first.setdefault(norm, owner)
     out.extend(_ranking(given, ir, mcp_catalog, locate))
     return out
 
 
-def _ranking(given: list[tuple[tuple[str, ...], str, int, str]], ir: ApiIR,
-             mcp_catalog: Sequence[Mapping[str, Any]], locate: Locate) -> list[Finding]:
+def _ranking(
+    given: list[tuple[tuple[str, ...], str, int, str]],
+    ir: ApiIR,
+    mcp_catalog: Sequence[Mapping[str, Any]],
+    locate: Locate,
+) -> list[Finding]:
     """`example-ranks-other` for each request of an intent that tool search ranks below another one."""
     from ...runtime.serving.tool_index import (
         ToolIndex,  # the runtime's ranking; imported only when a map has examples
@@ -100,10 +121,18 @@ def _ranking(given: list[tuple[tuple[str, ...], str, int, str]], ir: ApiIR,
         hits = index.search(text, limit=5)
         ranked = [intent_of.get(h.tool, h.tool) for h in hits]
         if not ranked:
-            out.append((EXAMPLE_RANKS_OTHER, f"`{key}`: tool search finds no tool for its request {text!r}",
-                        _at(locate, section, ref, i), None))
+            out.append(
+                (
+                    EXAMPLE_RANKS_OTHER,
+                    f"`{key}`: tool search finds no tool for its request {text!r}",
+                    _at(locate, section, ref, i),
+                    None,
+                )
+            )
         elif ranked[0] != key:
-            place = f"ranks it {ranked.index(key) + 1}" if key in ranked else "does not rank it in the first 5"
+            place = (
+                f"ranks it {ranked.index(key) + 1}" if key in ranked else "does not rank it in the first 5"
+            )
             message = f"`{key}`: tool search ranks `{ranked[0]}` first for its request {text!r} and {place}"
             out.append((EXAMPLE_RANKS_OTHER, message, _at(locate, section, ref, i), None))
     return out

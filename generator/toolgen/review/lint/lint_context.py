@@ -75,8 +75,6 @@ class IntentView:
     preview: Tool | None
 
 
-
-
 class LintContext:
     """The state every rule reads (`LintInput`, the operations, the intents' views) and its helpers."""
 
@@ -91,8 +89,9 @@ class LintContext:
         self.operations = list_operations(self.doc)
         self.op_by_pointer = {op.pointer: op for op in self.operations}
         self.op_index = OperationIndex(self.operations)
-        budget = SchemaBudget(max_nodes=self.model.budgets.max_schema_nodes,
-                              max_depth=self.model.budgets.max_schema_depth)
+        budget = SchemaBudget(
+            max_nodes=self.model.budgets.max_schema_nodes, max_depth=self.model.budgets.max_schema_depth
+        )
         self.converter = SchemaConverter(self.doc, DiagnosticSink(), budget)
         self._params = operation_parameters
         self._response = operation_response
@@ -100,7 +99,9 @@ class LintContext:
         self._response_cache: dict[str, tuple[Any, bool] | None] = {}
         self._refs_cache: dict[str, tuple[list[str], str | None]] = {}
         self._size_cache: dict[tuple[str, tuple[str, ...], int], tuple[int, int]] = {}
-        self._closures: dict[str, tuple[str, ...]] = {}  # a response schema's compact JSON -> its $ref closure
+        self._closures: dict[
+            str, tuple[str, ...]
+        ] = {}  # a response schema's compact JSON -> its $ref closure
         self.views = list(self._views())
         self._catalogs: Catalogs | None = data.catalogs
 
@@ -127,7 +128,9 @@ class LintContext:
 
     def _group_of(self, op: Operation) -> int | None:
         for i, group in enumerate(self.model.include):
-            if operation_matches(op, group.match) and not any(operation_matches(op, p) for p in group.exclude):
+            if operation_matches(op, group.match) and not any(
+                operation_matches(op, p) for p in group.exclude
+            ):
                 return i
         return None
 
@@ -170,7 +173,12 @@ class LintContext:
                 self._response_cache[op.pointer] = None
         return self._response_cache[op.pointer]
 
-    def add(self, rule: Rule, message: str, location: SourceLocation | None, hint: str | None = None,
-            tool: str | None = None) -> None:
+    def add(
+        self,
+        rule: Rule,
+        message: str,
+        location: SourceLocation | None,
+        hint: str | None = None,
+        tool: str | None = None,
+    ) -> None:
         self.sink.add(Diagnostic(rule.id, rule.severity, message, location, hint or rule.help, tool))
-

@@ -27,12 +27,20 @@ class _Linter(OperationChecks, CatalogChecks):
         # known before any catalog is built; a hard provider limit means no catalog is worth building
         preflight = self.data.preflight
         if preflight is None:
-            preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects,
-                                           self.data.options)
+            preflight = preflight_findings(
+                self.ir, self.intents, self.settings, self.data.dialects, self.data.options
+            )
         self.sink.extend(preflight)
         blocked = any(d.severity == "error" for d in preflight)
-        for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
-                      self.check_pagination, self.check_outputs, self.check_descriptions):
+        for check in (
+            self.check_mapping,
+            self.check_effects,
+            self.check_policy,
+            self.check_scopes,
+            self.check_pagination,
+            self.check_outputs,
+            self.check_descriptions,
+        ):
             check()
         self.sink.extend(shared_credentials([v.main.policy for v in self.views], self.intents, self.doc))
         if not blocked:

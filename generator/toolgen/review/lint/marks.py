@@ -31,7 +31,9 @@ MARK_RULES: dict[str, Rule] = {
 }
 
 _MARK = re.compile(r"^(?P<indent>\s*)# decide \[(?P<rule>[a-z0-9-]+)\]:?\s*(?P<text>.*)$")
-_KEY = re.compile(r"^(?P<tools>tools):|^  (?:(?P<intent>[^\s#'\"][^:#]*)|(?P<quoted>\"(?:[^\"\\]|\\.)*\")):\s*(#.*)?$")
+_KEY = re.compile(
+    r"^(?P<tools>tools):|^  (?:(?P<intent>[^\s#'\"][^:#]*)|(?P<quoted>\"(?:[^\"\\]|\\.)*\")):\s*(#.*)?$"
+)
 _TOP = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*):")
 _MAP_POINTERS = ("", "/tools", "/toolsets")
 
@@ -76,7 +78,11 @@ def parse_marks(text: str) -> list[Mark]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         key = _KEY.match(line)
-        owner = "" if key and key["tools"] else (_key_name(key) if key and (key["intent"] or key["quoted"]) else "?")
+        owner = (
+            ""
+            if key and key["tools"]
+            else (_key_name(key) if key and (key["intent"] or key["quoted"]) else "?")
+        )
         where = section if owner not in ("", "?") else "tools"
         out += [Mark(rule, ln, col, owner, body, where) for rule, ln, col, body in pending]
         pending = []
@@ -114,10 +120,23 @@ def apply_marks(findings: list[Diagnostic], marks: list[Mark], display: str) -> 
     for d in findings:
         owner = _owner(d, display)
         mark = by_key.get((d.code, owner)) if owner is not None else None
-        if mark is None and d.location is not None and d.location.file != display and d.location.line is not None:
+        if (
+            mark is None
+            and d.location is not None
+            and d.location.file != display
+            and d.location.line is not None
+        ):
             at = d.location.render().split(" (#", 1)[0]
-            mark = next((m for m in marks if m.rule == d.code and m.text.startswith(at)
-                         and m.text[len(at):len(at) + 1] in (" ", ":")), None)
+            mark = next(
+                (
+                    m
+                    for m in marks
+                    if m.rule == d.code
+                    and m.text.startswith(at)
+                    and m.text[len(at) : len(at) + 1] in (" ", ":")
+                ),
+                None,
+            )
         if mark is None:
             out.append(d)
             continue
@@ -125,16 +144,32 @@ def apply_marks(findings: list[Diagnostic], marks: list[Mark], display: str) -> 
             out.append(replace(d, location=SourceLocation(display, mark.line, mark.col, d.location.pointer)))
         else:  # a finding in the spec: the message keeps where the spec says it
             spec = d.location.render() if d.location is not None else ""
-            out.append(replace(d, message=f"{d.message} (in the spec at {spec})",
-                               location=SourceLocation(display, mark.line, mark.col, None)))
+            out.append(
+                replace(
+                    d,
+                    message=f"{d.message} (in the spec at {spec})",
+                    location=SourceLocation(display, mark.line, mark.col, None),
+                )
+            )
     for m in marks:
         rule = MARK_RULES.get(m.rule)
         if rule is None:
             continue
-        pointer = (f"/{m.section}/" + m.owner.replace("~", "~0").replace("/", "~1")
-                   if m.owner not in ("", "?") else None)
-        out.append(Diagnostic(rule.id, rule.severity, m.text or rule.summary, SourceLocation(
-            display, m.line, m.col, pointer), rule.help, m.owner if pointer and m.section == "tools" else None))
+        pointer = (
+            f"/{m.section}/" + m.owner.replace("~", "~0").replace("/", "~1")
+            if m.owner not in ("", "?")
+            else None
+        )
+        out.append(
+            Diagnostic(
+                rule.id,
+                rule.severity,
+                m.text or rule.summary,
+                SourceLocation(display, m.line, m.col, pointer),
+                rule.help,
+                m.owner if pointer and m.section == "tools" else None,
+            )
+        )
     return out
 
 

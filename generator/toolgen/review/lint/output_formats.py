@@ -29,7 +29,9 @@ from ...shown_text import terminal_safe
 from .rules import RULES, rule_for
 
 Finding = tuple[Diagnostic, str]  # (diagnostic, display path of its intent map)
-SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -60,8 +62,10 @@ def _counts(findings: list[Finding]) -> dict[str, int]:
 def _summary(findings: list[Finding], files: list[str]) -> str:
     c = _counts(findings)
     n = len(files)
-    return (f"toolgen lint: {c['error']} error{'s' if c['error'] != 1 else ''}, {c['warning']} "
-            f"warning{'s' if c['warning'] != 1 else ''}, {c['info']} info in {n} intent map{'s' if n != 1 else ''}")
+    return (
+        f"toolgen lint: {c['error']} error{'s' if c['error'] != 1 else ''}, {c['warning']} "
+        f"warning{'s' if c['warning'] != 1 else ''}, {c['info']} info in {n} intent map{'s' if n != 1 else ''}"
+    )
 
 
 def render_text(findings: list[Finding], files: list[str]) -> str:
@@ -84,8 +88,14 @@ def render_json(findings: list[Finding], files: list[str]) -> str:
 @lru_cache(maxsize=8)
 def _repo_root(cwd: str) -> Path:
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], check=False, cwd=cwd, capture_output=True, text=True,
-                             timeout=10)
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            check=False,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         if top.returncode == 0 and top.stdout.strip():
             return Path(top.stdout.strip()).resolve()
     except (OSError, subprocess.SubprocessError):
@@ -123,15 +133,17 @@ def render_sarif(findings: list[Finding]) -> str:
     rules = []
     for code in codes:
         rule = rule_for(code)
-        rules.append({
-            "id": rule.id,
-            "name": "".join(part.capitalize() for part in rule.id.split("-")),
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": f"{rule.summary} {rule.help}"},
-            "help": {"text": rule.help},
-            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
-            "properties": {"tags": ["toolgen", rule.source]},
-        })
+        rules.append(
+            {
+                "id": rule.id,
+                "name": "".join(part.capitalize() for part in rule.id.split("-")),
+                "shortDescription": {"text": rule.summary},
+                "fullDescription": {"text": f"{rule.summary} {rule.help}"},
+                "help": {"text": rule.help},
+                "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+                "properties": {"tags": ["toolgen", rule.source]},
+            }
+        )
     index = {code: i for i, code in enumerate(codes)}
     results = []
     for d, intent_map in findings:
@@ -154,11 +166,13 @@ def render_sarif(findings: list[Finding]) -> str:
     sarif = {
         "$schema": SARIF_SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "toolgen", "version": __version__, "rules": rules}},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {"driver": {"name": "toolgen", "version": __version__, "rules": rules}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
     }
     return json.dumps(sarif, indent=2, ensure_ascii=False)
 

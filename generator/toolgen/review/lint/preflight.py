@@ -23,27 +23,43 @@ from .rules import CATALOG_PROVIDER_LIMIT, CATALOG_TOO_MANY_BYTES, LintSettings
 ALL_DIALECTS = names()  # every dialect, from the registry
 
 
-def preflight_findings(ir: ApiIR, intents: LoadedIntentMap, settings: LintSettings,
-                       dialects: Collection[str] = ALL_DIALECTS, options: DialectOptions | None = None
-                       ) -> list[Diagnostic]:
+def preflight_findings(
+    ir: ApiIR,
+    intents: LoadedIntentMap,
+    settings: LintSettings,
+    dialects: Collection[str] = ALL_DIALECTS,
+    options: DialectOptions | None = None,
+) -> list[Diagnostic]:
     """The findings of the module docstring, located at the toolset concerned where `toolsets:`
     declares it, else where the intent map decides what the catalogs hold: its `toolsets` (deferred
     loading), else its `include` groups, else its `tools`. `options`: the project's dialect choices
     (the Anthropic tool-search limit)."""
     where = _where(intents)
     limit = (options or DialectOptions()).anthropic_search_limit
-    out = [Diagnostic(CATALOG_PROVIDER_LIMIT.id, CATALOG_PROVIDER_LIMIT.severity, problem.message,
-                      _toolset_where(intents, problem.tools) or where, problem.fix)
-           for problem in preflight_problems(ir.tools, dialects, search_limit=limit)]
+    out = [
+        Diagnostic(
+            CATALOG_PROVIDER_LIMIT.id,
+            CATALOG_PROVIDER_LIMIT.severity,
+            problem.message,
+            _toolset_where(intents, problem.tools) or where,
+            problem.fix,
+        )
+        for problem in preflight_problems(ir.tools, dialects, search_limit=limit)
+    ]
     size = schema_bytes(ir.tools)
     if size > settings.max_catalog_bytes:
         files = len([d for d in dialects if d in ALL_DIALECTS]) + 1  # and policy.json
-        out.append(Diagnostic(
-            CATALOG_TOO_MANY_BYTES.id, CATALOG_TOO_MANY_BYTES.severity,
-            f"the {len(ir.tools):,} tools' input and output schemas are {size / 1e6:,.0f} MB of compact JSON "
-            f"(lint.max_catalog_bytes {settings.max_catalog_bytes / 1e6:,.0f} MB); each of the {files} catalog "
-            f"files repeats them, so this build writes at least {files * size / 1e6:,.0f} MB", where,
-            CATALOG_TOO_MANY_BYTES.help))
+        out.append(
+            Diagnostic(
+                CATALOG_TOO_MANY_BYTES.id,
+                CATALOG_TOO_MANY_BYTES.severity,
+                f"the {len(ir.tools):,} tools' input and output schemas are {size / 1e6:,.0f} MB of compact JSON "
+                f"(lint.max_catalog_bytes {settings.max_catalog_bytes / 1e6:,.0f} MB); each of the {files} catalog "
+                f"files repeats them, so this build writes at least {files * size / 1e6:,.0f} MB",
+                where,
+                CATALOG_TOO_MANY_BYTES.help,
+            )
+        )
     return out
 
 

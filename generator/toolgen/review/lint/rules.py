@@ -137,11 +137,15 @@ class LintSettings:
         """From a `toolgen.builder.project.LintConfig` (or None)."""
         if config is None:
             return cls()
-        return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,
-                   config.max_catalog_tokens or DEFAULT_MAX_CATALOG_TOKENS,
-                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS, config.client_prefix or "",
-                   config.max_tool_tokens or DEFAULT_MAX_TOOL_TOKENS,
-                   config.max_catalog_bytes or DEFAULT_MAX_CATALOG_BYTES)
+        return cls(
+            dict(config.severity),
+            config.max_tools or DEFAULT_MAX_TOOLS,
+            config.max_catalog_tokens or DEFAULT_MAX_CATALOG_TOKENS,
+            config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS,
+            config.client_prefix or "",
+            config.max_tool_tokens or DEFAULT_MAX_TOOL_TOKENS,
+            config.max_catalog_bytes or DEFAULT_MAX_CATALOG_BYTES,
+        )
 
 
 def apply_severity(findings: Iterable[Diagnostic], settings: LintSettings, strict: bool) -> list[Diagnostic]:

@@ -34,16 +34,23 @@ def shared_writes(rows: Iterable[PolicyRow]) -> dict[str, list[str]]:
     return writes
 
 
-def shared_credentials(rows: Iterable[PolicyRow], intents: LoadedIntentMap, doc: SpecDocument) -> list[Diagnostic]:
+def shared_credentials(
+    rows: Iterable[PolicyRow], intents: LoadedIntentMap, doc: SpecDocument
+) -> list[Diagnostic]:
     """`shared-write-credential` per scheme of `shared_writes`, located at the scheme's `auth:` entry
     of the intent map, else at the spec's security scheme."""
     declared = intents.root.get("auth", {}) if intents.root is not None else {}
     rule = SHARED_WRITE_CREDENTIAL
     out: list[Diagnostic] = []
     for scheme, names in sorted(shared_writes(rows).items()):
-        where = (intents.locate("auth", scheme) if scheme in declared
-                 else doc.locate(join_pointer("", "components", "securitySchemes", scheme)))
-        message = (f"{len(names)} write(s) reach the API with the one credential of scheme `{scheme}`, shared "
-                   f"by every caller: {', '.join(f'`{n}`' for n in names[:5])}{', ...' if len(names) > 5 else ''}")
+        where = (
+            intents.locate("auth", scheme)
+            if scheme in declared
+            else doc.locate(join_pointer("", "components", "securitySchemes", scheme))
+        )
+        message = (
+            f"{len(names)} write(s) reach the API with the one credential of scheme `{scheme}`, shared "
+            f"by every caller: {', '.join(f'`{n}`' for n in names[:5])}{', ...' if len(names) > 5 else ''}"
+        )
         out.append(Diagnostic(rule.id, rule.severity, message, where, rule.help, None))
     return out

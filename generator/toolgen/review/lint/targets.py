@@ -72,10 +72,15 @@ def config_findings(project_file: Path | None, settings: LintSettings) -> list[D
     for code in unknown:
         line, col = locate_ruamel(root, ["lint", "severity", code])
         close = difflib.get_close_matches(code, list(RULES), n=1)
-        out.append(Diagnostic(LINT_CONFIG_UNKNOWN_RULE.id, LINT_CONFIG_UNKNOWN_RULE.severity,
-                              f"lint.severity configures unknown rule {code!r}",
-                              SourceLocation(display_path(project_file), line, col, f"/lint/severity/{code}"),
-                              f"did you mean {close[0]!r}?" if close else LINT_CONFIG_UNKNOWN_RULE.help))
+        out.append(
+            Diagnostic(
+                LINT_CONFIG_UNKNOWN_RULE.id,
+                LINT_CONFIG_UNKNOWN_RULE.severity,
+                f"lint.severity configures unknown rule {code!r}",
+                SourceLocation(display_path(project_file), line, col, f"/lint/severity/{code}"),
+                f"did you mean {close[0]!r}?" if close else LINT_CONFIG_UNKNOWN_RULE.help,
+            )
+        )
     return out
 
 

@@ -34,8 +34,35 @@ SYNONYM_SETS: tuple[frozenset[str], ...] = (
     frozenset({"list", "enumerate", "all"}),
     frozenset({"search", "find", "query", "lookup"}),
 )
-_STOP = frozenset({"the", "and", "for", "with", "from", "into", "that", "this", "one", "its", "use", "are", "not",
-                   "all", "any", "you", "your", "can", "will", "was", "has", "have", "which", "when", "only"})
+_STOP = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "from",
+        "into",
+        "that",
+        "this",
+        "one",
+        "its",
+        "use",
+        "are",
+        "not",
+        "all",
+        "any",
+        "you",
+        "your",
+        "can",
+        "will",
+        "was",
+        "has",
+        "have",
+        "which",
+        "when",
+        "only",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -138,7 +165,7 @@ def _candidates(members: Sequence[Member]) -> set[tuple[int, int]]:
         for at, word in enumerate(words):
             for n, synonyms in enumerate(SYNONYM_SETS):
                 if word in synonyms:
-                    buckets.setdefault(("synonym", n, at, *words[:at], "", *words[at + 1:]), []).append(i)
+                    buckets.setdefault(("synonym", n, at, *words[:at], "", *words[at + 1 :]), []).append(i)
     contents = [_content(member.description) for member in members]
     frequency: dict[str, int] = {}
     for content in contents:
@@ -149,10 +176,10 @@ def _candidates(members: Sequence[Member]) -> set[tuple[int, int]]:
         if len(content) < TEXT_MIN_WORDS:
             continue
         ordered = sorted(content, key=lambda w: (frequency[w], w))
-        for word in ordered[:len(ordered) - int(TEXT_JACCARD * len(ordered)) + 1]:
+        for word in ordered[: len(ordered) - int(TEXT_JACCARD * len(ordered)) + 1]:
             buckets.setdefault(("text", word), []).append(i)
     pairs: set[tuple[int, int]] = set()
     for held in buckets.values():
         for a, i in enumerate(held):
-            pairs.update((i, j) for j in held[a + 1:])
+            pairs.update((i, j) for j in held[a + 1 :])
     return pairs

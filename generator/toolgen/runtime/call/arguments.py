@@ -48,8 +48,12 @@ def strict_json(text: str, *, unique_keys: bool = False) -> Any:
     unpredictable; Python keeps the last silently). Raises `ValueError` (and `RecursionError` for
     absurd nesting), like `json.loads`."""
     if unique_keys:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float,
-                          object_pairs_hook=_unique_members)
+        return json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_members,
+        )
     return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
@@ -77,9 +81,15 @@ def invalid_argument(path: tuple[str | int, ...], message: str) -> ToolError:
     """An ``invalid_arguments`` error for the value at `path` (pointer in ``details.pointer``)."""
     pointer = join_pointer("", *path)
     where = f"argument {pointer}" if pointer else "arguments"
-    return make_error("invalid_arguments", f"Invalid {where}: {message}"[:500],
-                      details={"pointer": pointer, "keyword": "type", "errors": [
-                          {"pointer": pointer, "keyword": "type", "message": message[:300]}]})
+    return make_error(
+        "invalid_arguments",
+        f"Invalid {where}: {message}"[:500],
+        details={
+            "pointer": pointer,
+            "keyword": "type",
+            "errors": [{"pointer": pointer, "keyword": "type", "message": message[:300]}],
+        },
+    )
 
 
 def key_text_problem(value: str) -> str | None:
@@ -100,8 +110,9 @@ def _text(value: str, path: tuple[str | int, ...]) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise invalid_argument(path, f"text holds a lone surrogate (U+{ord(value[exc.start]):04X}); "
-                                     "send valid Unicode") from None
+        raise invalid_argument(
+            path, f"text holds a lone surrogate (U+{ord(value[exc.start]):04X}); send valid Unicode"
+        ) from None
     return value
 
 
@@ -167,7 +178,9 @@ def plain_arguments(raw: Any) -> dict[str, Any]:
         if nodes > MAX_ARGUMENT_NODES:
             raise invalid_argument((), f"more than {MAX_ARGUMENT_NODES} values in one call")
         if len(path) > MAX_ARGUMENT_DEPTH:
-            raise invalid_argument(path[:MAX_ARGUMENT_DEPTH], f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+            raise invalid_argument(
+                path[:MAX_ARGUMENT_DEPTH], f"nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+            )
         if isinstance(value, Mapping):
             obj: dict[str, Any] = {}
             target[slot] = obj

@@ -77,9 +77,15 @@ def _basic(value: str) -> str:
     return "Basic " + base64.b64encode(value.encode("utf-8")).decode("ascii")
 
 
-def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool: str,
-            own: Mapping[int, str] | None = None, mutating: bool = False,
-            caller: str | None = None) -> Injected:
+def resolve(
+    auth: Sequence[AuthBinding],
+    provider: CredentialsProvider,
+    *,
+    tool: str,
+    own: Mapping[int, str] | None = None,
+    mutating: bool = False,
+    caller: str | None = None,
+) -> Injected:
     """Resolve a policy row's ``auth`` entries into wire values.
 
     bearer/oauth2/openIdConnect → ``Authorization: Bearer <secret>`` (or the row's header name);
@@ -114,7 +120,8 @@ def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool:
                 "credential is not used for it.",
                 details={"schemes": schemes, "per_caller": True},
                 next_step="Call with a token of your authorization server (token exchange) or have an "
-                          "operator add your secret; do not retry until then.")
+                "operator add your secret; do not retry until then.",
+            )
         names = ", ".join(sorted({m for m in missing if m})) or "(unnamed)"
         raise make_error(
             "missing_credential",
@@ -125,8 +132,9 @@ def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool:
     return out
 
 
-def _value(index: int, entry: AuthBinding, provider: CredentialsProvider, own: Mapping[int, str],
-           mutating: bool) -> str | None:
+def _value(
+    index: int, entry: AuthBinding, provider: CredentialsProvider, own: Mapping[int, str], mutating: bool
+) -> str | None:
     """The value of `entry`: the caller's own for a ``per_caller`` entry (else the shared secret
     where its ``service_secret`` allows), the shared secret for any other."""
     per = entry.per_caller
@@ -159,8 +167,11 @@ def _inject(out: Injected, entry: AuthBinding, value: str) -> None:
     if kind == "basic" and not value.lower().startswith("basic "):
         # an API echoing the header value without its scheme: base64(user:password), padded or not
         encoded = wire.split(" ", 1)[1]
-        out.secret_values.extend(dict.fromkeys((encoded, encoded.rstrip("="),
-                                                encoded.rstrip("=").replace("+", "-").replace("/", "_"))))
+        out.secret_values.extend(
+            dict.fromkeys(
+                (encoded, encoded.rstrip("="), encoded.rstrip("=").replace("+", "-").replace("/", "_"))
+            )
+        )
 
 
 #: The byte encodings a secret is looked for in, in a response's raw bytes (RFC 8259 JSON is UTF-8,
@@ -187,8 +198,11 @@ def echo_forms(values: Iterable[str]) -> list[str]:
         for encoded in (quote(value, safe=""), quote_plus(value, safe="")):
             forms += [encoded, _PERCENT.sub(lambda m: m.group(0).lower(), encoded)]
         escaped_html = html.escape(value)
-        forms += [escaped_html, html.escape(value, quote=False),
-                  escaped_html.replace("&#x27;", "&#39;").replace("&quot;", "&#34;")]
+        forms += [
+            escaped_html,
+            html.escape(value, quote=False),
+            escaped_html.replace("&#x27;", "&#39;").replace("&quot;", "&#34;"),
+        ]
         out.update((form, None) for form in forms if form)
     return sorted(out, key=len, reverse=True)
 

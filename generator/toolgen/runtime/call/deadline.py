@@ -54,8 +54,9 @@ _DEADLINE: ContextVar[float | None] = ContextVar("toolgen_attempt_deadline", def
 _RESOLVER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="toolgen-resolve")
 
 
-def call_deadline_ms(timeout_ms: int, max_attempts: int, retry_deadline_ms: int | None, *,
-                     lowered: bool = False) -> int:
+def call_deadline_ms(
+    timeout_ms: int, max_attempts: int, retry_deadline_ms: int | None, *, lowered: bool = False
+) -> int:
     """A call's overall deadline (milliseconds): the row's ``retry.deadline_ms``, else `timeout_ms`
     × `max_attempts`; when the caller `lowered` the per-attempt timeout (`timeout_ms` is then the
     lowered one), at most `timeout_ms` × `max_attempts`; never less than one attempt's `timeout_ms`.
@@ -101,9 +102,12 @@ class _Stream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout)))
+    def start_tls(
+        self, ssl_context: typing.Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _Stream(
+            self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
+        )
 
     def get_extra_info(self, info: str) -> typing.Any:
         return self._inner.get_extra_info(info)
@@ -115,22 +119,36 @@ class DeadlineBackend(httpcore.NetworkBackend):
     def __init__(self, inner: httpcore.NetworkBackend | None = None) -> None:
         self._inner = inner if inner is not None else httpcore.SyncBackend()
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[typing.Any] | None = None,
+    ) -> httpcore.NetworkStream:
         options = list(socket_options or [])
         failure: Exception | None = None
         for address in _addresses(host, port, _left(timeout, httpcore.ConnectTimeout)):
             try:  # each address in turn, as socket.create_connection does, within the time left
-                return _Stream(self._inner.connect_tcp(address, port, _left(timeout, httpcore.ConnectTimeout),
-                                                       local_address, options))
+                return _Stream(
+                    self._inner.connect_tcp(
+                        address, port, _left(timeout, httpcore.ConnectTimeout), local_address, options
+                    )
+                )
             except httpcore.ConnectError as exc:
                 failure = exc
         raise failure if failure is not None else httpcore.ConnectError(f"{host!r} has no address")
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout),
-                                                       socket_options))
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: typing.Iterable[typing.Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        return _Stream(
+            self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout), socket_options)
+        )
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
@@ -151,7 +169,9 @@ def _addresses(host: str, port: int, timeout: float | None) -> list[str]:
     try:
         found = lookup.result(timeout)
     except FutureTimeout:
-        raise httpcore.ConnectTimeout(f"looking up {host!r} took longer than the attempt's deadline") from None
+        raise httpcore.ConnectTimeout(
+            f"looking up {host!r} took longer than the attempt's deadline"
+        ) from None
     except OSError as exc:
         raise httpcore.ConnectError(str(exc)) from exc
     return list(dict.fromkeys(str(info[4][0]) for info in found))

@@ -140,32 +140,42 @@ class _Decoder:
         return value
 
     @staticmethod
-    def json_string(text: str, record: Mapping[str, Any], sent: tuple[str | int, ...], in_branch: bool) -> Any:
+    def json_string(
+        text: str, record: Mapping[str, Any], sent: tuple[str | int, ...], in_branch: bool
+    ) -> Any:
         lenient = bool(record.get("lenient")) or in_branch
         expect = record.get("expect", "any")
         try:
-            parsed = strict_json(text, unique_keys=True)  # a repeated member is refused, as a repeated map key
+            parsed = strict_json(
+                text, unique_keys=True
+            )  # a repeated member is refused, as a repeated map key
         except (ValueError, RecursionError) as exc:
             if lenient:
                 return text
-            raise invalid_argument(sent, f"expected JSON text ({_what(expect)}), which does not parse: "
-                                         f"{str(exc)[:120]}") from None
+            raise invalid_argument(
+                sent, f"expected JSON text ({_what(expect)}), which does not parse: {str(exc)[:120]}"
+            ) from None
         if record.get("keep_strings") and not isinstance(parsed, (dict, list)):
             return text  # a plain string is a canonical value here
         if (expect == "object" and not isinstance(parsed, dict)) or (
-                expect == "array" and not isinstance(parsed, list)):
+            expect == "array" and not isinstance(parsed, list)
+        ):
             if lenient:
                 return text
-            raise invalid_argument(sent, f"expected JSON text of {_what(expect)}, got {type(parsed).__name__}")
+            raise invalid_argument(
+                sent, f"expected JSON text of {_what(expect)}, got {type(parsed).__name__}"
+            )
         try:
             return plain_arguments({"v": parsed})["v"]  # depth and size limits, as for any argument
         except ToolError as exc:
             raise invalid_argument(sent, f"the JSON text is refused: {exc.message}") from None
 
-    def map_entries(self, entries: list[Any], node: _Node, sent: tuple[str | int, ...],
-                    in_branch: bool) -> dict[str, Any] | None:
-        shaped = all(isinstance(e, dict) and set(e) == {"key", "value"} and isinstance(e["key"], str)
-                     for e in entries)
+    def map_entries(
+        self, entries: list[Any], node: _Node, sent: tuple[str | int, ...], in_branch: bool
+    ) -> dict[str, Any] | None:
+        shaped = all(
+            isinstance(e, dict) and set(e) == {"key", "value"} and isinstance(e["key"], str) for e in entries
+        )
         if not shaped:
             if in_branch:
                 return None
@@ -178,8 +188,11 @@ class _Decoder:
             key = entry["key"]
             if key in out:
                 raise invalid_argument((*sent, i, "key"), f"key {key[:80]!r} appears twice")
-            out[key] = entry["value"] if child is None else self.decode(
-                entry["value"], child, (*sent, i, "value"), in_branch)
+            out[key] = (
+                entry["value"]
+                if child is None
+                else self.decode(entry["value"], child, (*sent, i, "value"), in_branch)
+            )
         return out
 
 

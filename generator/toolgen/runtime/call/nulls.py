@@ -130,8 +130,12 @@ def _branch_of(schema: Any, value: dict[str, Any], root: Mapping[str, Any], dept
     node = resolve_local_ref(schema, root)
     if not isinstance(node, dict) or not any(v is None for v in value.values()):
         return schema
-    branches = [b for key in ("anyOf", "oneOf") for b in (node.get(key) or [])
-                if isinstance(resolve_local_ref(b, root), dict)]
+    branches = [
+        b
+        for key in ("anyOf", "oneOf")
+        for b in (node.get(key) or [])
+        if isinstance(resolve_local_ref(b, root), dict)
+    ]
     if not branches:
         return schema
     # no reference left in the view either: what `_strip` gets at this level has no union to choose in
@@ -164,9 +168,13 @@ def _accepts(branch: Any, value: Any, root: Mapping[str, Any], memo: _Memo) -> b
         return memo.accepts[key]
     validator = memo.validators.get(id(branch))
     if validator is None:
-        schema: dict[str, Any] = {k: root[k] for k in ("$defs", "definitions") if isinstance(root.get(k), dict)}
+        schema: dict[str, Any] = {
+            k: root[k] for k in ("$defs", "definitions") if isinstance(root.get(k), dict)
+        }
         schema["allOf"] = [branch]
-        validator = memo.validators[id(branch)] = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+        validator = memo.validators[id(branch)] = jsonschema_rs.Draft202012Validator(
+            schema, validate_formats=True
+        )
     accepted = memo.accepts[key] = bool(validator.is_valid(value))
     memo.alive.append((branch, value))
     return accepted
@@ -188,10 +196,13 @@ def _branches_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], bool]:
         n, c = _branches_view(member, root)
         names |= n
         open_member = open_member or (bool(n) and not c)
-    object_branches = [b for key in ("anyOf", "oneOf") for b in (node.get(key) or [])
-                       if isinstance(resolve_local_ref(b, root), dict)
-                       and (resolve_local_ref(b, root).get("type") == "object"
-                            or "properties" in resolve_local_ref(b, root))]
+    object_branches = [
+        b
+        for key in ("anyOf", "oneOf")
+        for b in (node.get(key) or [])
+        if isinstance(resolve_local_ref(b, root), dict)
+        and (resolve_local_ref(b, root).get("type") == "object" or "properties" in resolve_local_ref(b, root))
+    ]
     if object_branches:
         views = [_branches_view(b, root) for b in object_branches]
         for n, _ in views:
@@ -200,7 +211,9 @@ def _branches_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], bool]:
     return names, closed and not open_member
 
 
-def undeclared_member(args: Mapping[str, Any], input_schema: Mapping[str, Any]) -> tuple[str | int, ...] | None:
+def undeclared_member(
+    args: Mapping[str, Any], input_schema: Mapping[str, Any]
+) -> tuple[str | int, ...] | None:
     """The path of the first member of a *nested* argument object that its schema does not declare,
     where the schema declares properties and allows no others by omission (an OpenAPI object with
     ``properties`` and no ``additionalProperties`` is open in JSON Schema, but a tool's input is
@@ -215,8 +228,9 @@ def undeclared_member(args: Mapping[str, Any], input_schema: Mapping[str, Any]) 
     return None
 
 
-def _first_undeclared(value: Any, schema: Any, root: Mapping[str, Any],
-                      path: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
+def _first_undeclared(
+    value: Any, schema: Any, root: Mapping[str, Any], path: tuple[str | int, ...]
+) -> tuple[str | int, ...] | None:
     if len(path) > 64 or schema is None:
         return None
     if isinstance(value, dict):
@@ -225,8 +239,9 @@ def _first_undeclared(value: Any, schema: Any, root: Mapping[str, Any],
         for key, item in value.items():
             if closed and key not in names:
                 return (*path, key)
-            found = _first_undeclared(item, props.get(key, extra if isinstance(extra, dict) else None), root,
-                                      (*path, key))
+            found = _first_undeclared(
+                item, props.get(key, extra if isinstance(extra, dict) else None), root, (*path, key)
+            )
             if found is not None:
                 return found
     elif isinstance(value, list):
@@ -238,8 +253,9 @@ def _first_undeclared(value: Any, schema: Any, root: Mapping[str, Any],
     return None
 
 
-def normalise_nulls(args: Mapping[str, Any], input_schema: Mapping[str, Any],
-                    send_null: Iterable[str] = ()) -> dict[str, Any]:
+def normalise_nulls(
+    args: Mapping[str, Any], input_schema: Mapping[str, Any], send_null: Iterable[str] = ()
+) -> dict[str, Any]:
     """Remove nulls that mean "omit" from the arguments (a new dict; the input is not modified).
 
     A null member is dropped when its property is not listed in ``required`` of the (resolved)

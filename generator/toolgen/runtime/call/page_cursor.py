@@ -46,7 +46,7 @@ STALLED_KEY = "_stalled"
 STALLED: dict[str, str] = {
     "code": "cursor_did_not_move",
     "message": "The API answered this page's own position as the next one (it ignores the cursor parameter, "
-               "or its Link header points at this page), so the listing ends here instead of repeating.",
+    "or its Link header points at this page), so the listing ends here instead of repeating.",
 }
 
 
@@ -87,8 +87,12 @@ class Page:
     link_url: str | None = None
 
 
-def pagination_params(pagination: Mapping[str, Any] | None, args: Mapping[str, Any], cursor: dict[str, Any] | None,
-                      base_url: str) -> tuple[list[tuple[str, str]], Page]:
+def pagination_params(
+    pagination: Mapping[str, Any] | None,
+    args: Mapping[str, Any],
+    cursor: dict[str, Any] | None,
+    base_url: str,
+) -> tuple[list[tuple[str, str]], Page]:
     """(extra query pairs, `Page`) of a call with `args` and the decoded `cursor` under the row's
     ``pagination`` (None or empty: no paging). Raises `ToolError` ``invalid_cursor`` for a link
     cursor outside the API's origin."""
@@ -113,8 +117,11 @@ def pagination_params(pagination: Mapping[str, Any] | None, args: Mapping[str, A
     if pagination.get("style") == "link" and position:
         link_url = str(position)
         if not same_origin(link_url, base_url):
-            raise make_error("invalid_cursor", "The cursor points outside this API.",
-                             details={"pointer": "/" + (pagination.get("cursor_arg") or "cursor")})
+            raise make_error(
+                "invalid_cursor",
+                "The cursor points outside this API.",
+                details={"pointer": "/" + (pagination.get("cursor_arg") or "cursor")},
+            )
         return [], Page(page_size, position, skip, cursor, link_url)
     query: list[tuple[str, str]] = []
     limit_param = pagination.get("limit_param")
@@ -135,8 +142,13 @@ def same_origin(url: str, base_url: str) -> bool:
         target, base = httpx.URL(url), httpx.URL(base_url)
     except Exception:  # noqa: BLE001 - an unparsable URL is simply not ours
         return False
-    return (target.is_absolute_url and not target.userinfo and target.scheme == base.scheme
-            and target.host == base.host and target.port == base.port)
+    return (
+        target.is_absolute_url
+        and not target.userinfo
+        and target.scheme == base.scheme
+        and target.host == base.host
+        and target.port == base.port
+    )
 
 
 def link_position(raw: str, request: BuiltRequest, secret_values: list[str], base_url: str) -> str | None:
@@ -175,8 +187,14 @@ class PageShaper:
     shape_item: Callable[[Any], Any]
 
 
-def shape_page(shaper: PageShaper, body: Any, headers: httpx.Headers, page: Page, request: BuiltRequest,
-               secret_values: list[str]) -> tuple[dict[str, Any], int]:
+def shape_page(
+    shaper: PageShaper,
+    body: Any,
+    headers: httpx.Headers,
+    page: Page,
+    request: BuiltRequest,
+    secret_values: list[str],
+) -> tuple[dict[str, Any], int]:
     """An API page as ``{"items", "next_cursor"}`` within the budget (`shaping.fit_page`), and the
     bytes omitted. A page that did not move (`repeats`, a digest the cursor remembers) ends the
     listing and is marked with `STALLED`. Raises `ToolError` from `fit_page`."""
@@ -187,7 +205,9 @@ def shape_page(shaper: PageShaper, body: Any, headers: httpx.Headers, page: Page
     next_pos = next_position(pagination, body, headers, items, page.size, position)
     current = position
     if pagination.get("style") == "link":
-        current = link_position(request.url, request, [], shaper.base_url)  # this page's URL, as a cursor keeps it
+        current = link_position(
+            request.url, request, [], shaper.base_url
+        )  # this page's URL, as a cursor keeps it
         if next_pos is not None:
             next_pos = link_position(str(next_pos), request, secret_values, shaper.base_url)
     digest = page_digest(items)
@@ -196,7 +216,7 @@ def shape_page(shaper: PageShaper, body: Any, headers: httpx.Headers, page: Page
     stalled = again or repeats(next_pos, current)  # the API did not move: end here
     if stalled:
         next_pos = None
-    visible = [] if again else items[page.skip:]  # a page answered again was shown already
+    visible = [] if again else items[page.skip :]  # a page answered again was shown already
     shaped = [shaper.shape_item(i) for i in visible]
     style = pagination.get("style")
 

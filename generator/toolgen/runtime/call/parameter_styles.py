@@ -106,15 +106,27 @@ def check_bracket_key(key: str, path: tuple[str | int, ...], *, nested: bool = T
     if "[" in key or "]" in key:
         raise invalid_argument(path, "an object key may not contain '[' or ']' in this API's form encoding")
     if not key:
-        raise invalid_argument(path, "an object key may not be empty in this API's form encoding "
-                                     "(it would be sent as an array append, name[])")
+        raise invalid_argument(
+            path,
+            "an object key may not be empty in this API's form encoding "
+            "(it would be sent as an array append, name[])",
+        )
     if nested and key.isascii() and key.isdigit():
-        raise invalid_argument(path, f"an object key of digits only ({key[:20]!r}) would be sent as an array "
-                                     "index in this API's form encoding; use a key with a non-digit character")
+        raise invalid_argument(
+            path,
+            f"an object key of digits only ({key[:20]!r}) would be sent as an array "
+            "index in this API's form encoding; use a key with a non-digit character",
+        )
 
 
-def serialise_query(name: str, value: Any, style: str | None, explode: bool | None,
-                    path: tuple[str | int, ...] = (), taken: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+def serialise_query(
+    name: str,
+    value: Any,
+    style: str | None,
+    explode: bool | None,
+    path: tuple[str | int, ...] = (),
+    taken: frozenset[str] = frozenset(),
+) -> list[tuple[str, str]]:
     """One query parameter (or form-body field) as (name, value) pairs, not yet percent-encoded.
 
     ``form`` (default, explode defaults to true): arrays → repeated names or ``a,b``; objects →
@@ -146,9 +158,12 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
         if explode:
             for k in value:
                 if param_key(str(k)) in taken:
-                    raise invalid_argument((*path, k), f"the member {str(k)[:40]!r} would be sent as the "
-                                           f"parameter {str(k)[:40]!r}, which this request sets otherwise (another "
-                                           "argument, a fixed or hidden value, paging or a credential)")
+                    raise invalid_argument(
+                        (*path, k),
+                        f"the member {str(k)[:40]!r} would be sent as the "
+                        f"parameter {str(k)[:40]!r}, which this request sets otherwise (another "
+                        "argument, a fixed or hidden value, paging or a credential)",
+                    )
             return [(str(k), scalar(v)) for k, v in value.items() if v is not None]
         flat: list[str] = []
         for k, v in value.items():
@@ -176,7 +191,7 @@ def param_key(name: str) -> str:
     ``user_id``; Rails and ``qs`` read ``user_id[x]`` as a member of ``user_id``)."""
     key = name.lower().lstrip(" ")
     if "[" in key[1:]:
-        key = key[:key.index("[", 1)]
+        key = key[: key.index("[", 1)]
     return key.replace(" ", "_").replace(".", "_")
 
 

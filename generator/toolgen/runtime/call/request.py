@@ -126,8 +126,17 @@ class BuiltRequest:
             redact_headers.add("cookie")
         if cookies:
             headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
-        return BuiltRequest(self.method, url, headers, self.content, self.body_view, redact_headers,
-                            redact_query, self.canonical, cookies)
+        return BuiltRequest(
+            self.method,
+            url,
+            headers,
+            self.content,
+            self.body_view,
+            redact_headers,
+            redact_query,
+            self.canonical,
+            cookies,
+        )
 
     def display(self) -> dict[str, Any]:
         """The request as previews and audit show it: credential headers/query values (and a Cookie
@@ -152,9 +161,23 @@ class BuiltRequest:
 
 #: Headers a binding may never set (the build drops such parameters with ``header-reserved``): hop-by-hop
 #: (RFC 9110 §7.6.1), framing (RFC 9112 §6) and Cookie, which the runtime assembles itself.
-_NOT_ARGUMENT_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
-                                   "proxy-authorization", "proxy-authenticate", "transfer-encoding", "expect",
-                                   "cookie", "content-length", "host"})
+_NOT_ARGUMENT_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "transfer-encoding",
+        "expect",
+        "cookie",
+        "content-length",
+        "host",
+    }
+)
 
 
 #: Headers that make a server run another method (the build fixes or drops them): never an argument.
@@ -191,12 +214,16 @@ def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str, l
             head = f'Content-Disposition: form-data; name="{safe_name}"\r\nContent-Type: {ctype or "application/json"}\r\n'
         elif isinstance(value, (bytes, bytearray)):
             data = bytes(value)
-            head = (f'Content-Disposition: form-data; name="{safe_name}"; filename="{safe_name}"\r\n'
-                    f'Content-Type: {ctype or "application/octet-stream"}\r\n')
+            head = (
+                f'Content-Disposition: form-data; name="{safe_name}"; filename="{safe_name}"\r\n'
+                f"Content-Type: {ctype or 'application/octet-stream'}\r\n"
+            )
         elif ctype and not ctype.startswith("text/") and ctype != "application/json":
             data = scalar(value).encode("utf-8")
-            head = (f'Content-Disposition: form-data; name="{safe_name}"; filename="{safe_name}"\r\n'
-                    f"Content-Type: {ctype}\r\n")
+            head = (
+                f'Content-Disposition: form-data; name="{safe_name}"; filename="{safe_name}"\r\n'
+                f"Content-Type: {ctype}\r\n"
+            )
         else:
             data = scalar(value).encode("utf-8")
             head = f'Content-Disposition: form-data; name="{safe_name}"\r\n'
@@ -229,7 +256,9 @@ def _header_value(value: str, path: tuple[str | int, ...]) -> str:
     if bad is not None:
         raise invalid_argument(path, f"a header value may hold printable ASCII only, not {bad!r}")
     if value != value.strip(" \t"):
-        raise invalid_argument(path, "a header value may not start or end with a space or tab (HTTP drops them)")
+        raise invalid_argument(
+            path, "a header value may not start or end with a space or tab (HTTP drops them)"
+        )
     return value
 
 
@@ -264,8 +293,11 @@ _TOKEN_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - set('()<>@,;:\\"/[
 
 def _cookie_name(name: str, path: tuple[str | int, ...]) -> str:
     if not name or any(ch not in _TOKEN_CHARS for ch in name):
-        raise invalid_argument(path, f"{name[:40]!r} cannot be a cookie name (RFC 6265: a token, without "
-                                     "blanks, separators such as ';' '=' ',' or non-ASCII text)")
+        raise invalid_argument(
+            path,
+            f"{name[:40]!r} cannot be a cookie name (RFC 6265: a token, without "
+            "blanks, separators such as ';' '=' ',' or non-ASCII text)",
+        )
     return name
 
 
@@ -290,15 +322,22 @@ def _header_binding(binding: ArgBinding, value: Any, at: tuple[str | int, ...]) 
     return _header_value(serialise_header(value, binding.explode), at)
 
 
-def _cookie_pairs(row: PolicyRow, binding: ArgBinding, value: Any,
-                  at: tuple[str | int, ...]) -> list[tuple[str, str]]:
+def _cookie_pairs(
+    row: PolicyRow, binding: ArgBinding, value: Any, at: tuple[str | int, ...]
+) -> list[tuple[str, str]]:
     """The cookies of a cookie binding (form style): names RFC 6265 tokens that take no other name
     of the request (`taken_names`), values cookie-octets; raises `ToolError` ``invalid_arguments``
     at the argument, or at the member of an exploded object."""
     explode = binding.explode
     spread = isinstance(value, dict) and explode is not False
-    pairs = serialise_query(binding.wire_name, value, binding.style, explode, at,
-                            taken_names(row, "cookie", binding) if spread else frozenset())
+    pairs = serialise_query(
+        binding.wire_name,
+        value,
+        binding.style,
+        explode,
+        at,
+        taken_names(row, "cookie", binding) if spread else frozenset(),
+    )
     return [(_cookie_name(k, (*at, k) if spread else at), _cookie_value(v, at)) for k, v in pairs]
 
 
@@ -343,13 +382,19 @@ class _Body:
             pairs = [(k, v) for k, v, is_key in self.form_pairs if with_key or not is_key]
             if not pairs and self.value_set and isinstance(self.value, str):
                 # a string body (the spec's schema is a string): the encoded form as the caller wrote it
-                return (self.value.encode("utf-8"), self.value,
-                        content_type or "application/x-www-form-urlencoded")
+                return (
+                    self.value.encode("utf-8"),
+                    self.value,
+                    content_type or "application/x-www-form-urlencoded",
+                )
             if not pairs:
                 return None, None, None
             view: Any = dict(pairs) if len({k for k, _ in pairs}) == len(pairs) else pairs
-            return (urlencode(pairs).encode("ascii"), view,
-                    content_type or "application/x-www-form-urlencoded")
+            return (
+                urlencode(pairs).encode("ascii"),
+                view,
+                content_type or "application/x-www-form-urlencoded",
+            )
         if encoding == "multipart":
             fields = [(n, v, c) for n, v, c, is_key in self.multipart if with_key or not is_key]
             if not fields and not self.value_set:
@@ -368,16 +413,26 @@ class _Body:
                 content = body.encode("utf-8")
             else:
                 content = _json_bytes(body)
-            return (content, body if encoding == "text" and not isinstance(body, (bytes, bytearray))
-                    else bytes_view(content),
-                    content_type or ("text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"))
+            return (
+                content,
+                body
+                if encoding == "text" and not isinstance(body, (bytes, bytearray))
+                else bytes_view(content),
+                content_type
+                or ("text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"),
+            )
         if encoding == "json":
             return _json_bytes(body), body, content_type or "application/json"
         return None, None, None
 
 
-def _form_member(body: _Body, row: PolicyRow, binding: ArgBinding, value: Any,
-                 how: tuple[str | None, bool | None, tuple[str | int, ...], bool]) -> None:
+def _form_member(
+    body: _Body,
+    row: PolicyRow,
+    binding: ArgBinding,
+    value: Any,
+    how: tuple[str | None, bool | None, tuple[str | int, ...], bool],
+) -> None:
     """Add one body binding's value to a form-urlencoded `body`: a named member as its pairs (an
     object nested as ``deepObject``), the whole body as one pair per member, or, when the spec
     declares the body a plain string, that string as the body itself. `how`: (style, explode, the
@@ -388,17 +443,28 @@ def _form_member(body: _Body, row: PolicyRow, binding: ArgBinding, value: Any,
         form_style = style
         if form_style is None and isinstance(value, dict):
             form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
-        body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
-            name, value, form_style, explode, at,
-            taken_names(row, "body", binding) if isinstance(value, dict) else frozenset()))
+        body.form_pairs.extend(
+            (k, v, is_key)
+            for k, v in serialise_query(
+                name,
+                value,
+                form_style,
+                explode,
+                at,
+                taken_names(row, "body", binding) if isinstance(value, dict) else frozenset(),
+            )
+        )
     elif isinstance(value, str):  # a body declared as a plain string: sent as it is
         body.value, body.value_set = value, True
     elif isinstance(value, dict):
         for k, v in value.items():
             check_bracket_key(str(k), (*at, k), nested=False)
             body.form_pairs.extend(
-                (fk, fv, False) for fk, fv in serialise_query(
-                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, (*at, k)))
+                (fk, fv, False)
+                for fk, fv in serialise_query(
+                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, (*at, k)
+                )
+            )
 
 
 def _with_query(root: str, pairs: list[tuple[str, str]]) -> str:
@@ -418,11 +484,11 @@ def _sources(row: PolicyRow, args: Mapping[str, Any], key_arg: str | None) -> li
     with ``"null": "send"`` it is sent as JSON null."""
     bindings = list(row.bindings)
     idem = row.idempotency
-    if (key_arg and idem is not None and idem.wire_name
-            and not any(b.arg == key_arg for b in bindings)):
+    if key_arg and idem is not None and idem.wire_name and not any(b.arg == key_arg for b in bindings):
         bindings.append(ArgBinding(key_arg, cast(ArgLocation, idem.send_in), idem.wire_name, True))
-    sources: list[tuple[ArgBinding, Any]] = [(ArgBinding("", f.location, f.wire_name, True, "send"), f.value)
-                                             for f in row.fixed]
+    sources: list[tuple[ArgBinding, Any]] = [
+        (ArgBinding("", f.location, f.wire_name, True, "send"), f.value) for f in row.fixed
+    ]
     for binding in bindings:
         if binding.arg not in args:
             continue
@@ -449,15 +515,22 @@ class _Parts:
 
     def place(self, binding: ArgBinding, value: Any) -> None:
         """Put `value` where `binding` sends it, serialised by its style."""
-        where, name, style, explode, arg = (binding.location, binding.wire_name, binding.style, binding.explode,
-                                            binding.arg)
+        where, name, style, explode, arg = (
+            binding.location,
+            binding.wire_name,
+            binding.style,
+            binding.explode,
+            binding.arg,
+        )
         at: tuple[str | int, ...] = (arg,) if arg else ()
         is_key = bool(arg) and arg == self.key_arg
         if where == "path":
             self.path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
         elif where == "query":
             taken = taken_names(self.row, "query", binding) if isinstance(value, dict) else frozenset()
-            self.query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
+            self.query.extend(
+                (k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken)
+            )
         elif where == "header":
             self.headers.append((name, _header_binding(binding, value, at), is_key))
         elif where == "cookie":
@@ -465,8 +538,12 @@ class _Parts:
         elif where == "body":
             self._place_in_body(binding, value, (style, explode, at, is_key))
 
-    def _place_in_body(self, binding: ArgBinding, value: Any,
-                       how: tuple[str | None, bool | None, tuple[str | int, ...], bool]) -> None:
+    def _place_in_body(
+        self,
+        binding: ArgBinding,
+        value: Any,
+        how: tuple[str | None, bool | None, tuple[str | int, ...], bool],
+    ) -> None:
         body, name, is_key = self.body, binding.wire_name, how[3]
         if body.encoding == "form":
             _form_member(body, self.row, binding, value, how)
@@ -495,19 +572,27 @@ def _fill_path(template_path: str, path_values: dict[str, tuple[str, str]]) -> s
                 segment = segment.replace("{" + name + "}", text)
                 filled.append(arg_name)
         if filled and segment in _DOT_SEGMENTS:
-            raise invalid_argument((filled[0],), f"the value would make the path segment {segment!r}, which "
-                                                  "HTTP collapses into another resource; send the real identifier")
+            raise invalid_argument(
+                (filled[0],),
+                f"the value would make the path segment {segment!r}, which "
+                "HTTP collapses into another resource; send the real identifier",
+            )
         segments.append(segment)
     path = "/".join(segments)
     if "{" in path:
-        missing = path[path.index("{") + 1: path.index("}")] if "}" in path else path
+        missing = path[path.index("{") + 1 : path.index("}")] if "}" in path else path
         raise ValueError(f"path parameter {missing!r} has no value")
     return path
 
 
-def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
-                  credentials: Injected | None = None,
-                  extra_query: Iterable[tuple[str, str]] = ()) -> BuiltRequest:
+def build_request(
+    row: PolicyRow,
+    args: Mapping[str, Any],
+    *,
+    base_url: str,
+    credentials: Injected | None = None,
+    extra_query: Iterable[tuple[str, str]] = (),
+) -> BuiltRequest:
     """Build the HTTP request of `row` for validated, null-normalised `args`.
 
     Only arguments named in the binding table reach the wire (an argument the schema does not
@@ -535,8 +620,11 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
     canonical_query = [(k, v) for k, v, is_key in query if not is_key] + extra
     content, body_view, content_type = body.encode(row.body_content_type, with_key=True)
     canonical_content, canonical_type = content, content_type
-    if key_arg and (body.key_field is not None or any(k for *_, k in body.form_pairs)
-                    or any(k for *_, k in body.multipart)):
+    if key_arg and (
+        body.key_field is not None
+        or any(k for *_, k in body.form_pairs)
+        or any(k for *_, k in body.multipart)
+    ):
         canonical_content, _, canonical_type = body.encode(row.body_content_type, with_key=False)
     wire_headers = [(k, v) for k, v, _ in headers]
     accept = row.output.accept
@@ -558,6 +646,13 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
         "cookies": [[k, v] for k, v in cookies],
         "body_sha256": None if canonical_content is None else hashlib.sha256(canonical_content).hexdigest(),
     }
-    built = BuiltRequest(method=row.method.upper(), url=url, headers=wire_headers, content=content,
-                         body_view=body_view, canonical=canonical, cookies=cookies)
+    built = BuiltRequest(
+        method=row.method.upper(),
+        url=url,
+        headers=wire_headers,
+        content=content,
+        body_view=body_view,
+        canonical=canonical,
+        cookies=cookies,
+    )
     return built.with_credentials(credentials)

@@ -19,8 +19,20 @@ from ...results import binary_summary, media_kind
 from ..redaction import MARKER, cover
 from .arguments import strict_json
 
-__all__ = ["EXCERPT_CHARS", "MAX_RESPONSE_DEPTH", "REPLACEMENT", "decode_body", "depth_exceeds", "doubled_json",
-           "excerpt", "may_hold_secret", "mismatch_text", "safe_text", "scrub", "text_charset"]
+__all__ = [
+    "EXCERPT_CHARS",
+    "MAX_RESPONSE_DEPTH",
+    "REPLACEMENT",
+    "decode_body",
+    "depth_exceeds",
+    "doubled_json",
+    "excerpt",
+    "may_hold_secret",
+    "mismatch_text",
+    "safe_text",
+    "scrub",
+    "text_charset",
+]
 
 #: JSON bodies nested deeper than this are not shaped (an unreadable body, not a crash).
 MAX_RESPONSE_DEPTH = 128
@@ -81,7 +93,8 @@ DOUBLED_JSON_HINT = (
     "`example` as written, so a spec whose examples are strings holding JSON gets such answers: write "
     "the spec's examples as JSON objects and arrays, not strings, or let the mock generate answers from "
     "the schemas (`prism mock -d`); a real API that answers this way does not follow its spec: report "
-    "it to the API's owner")
+    "it to the API's owner"
+)
 _ARTICLE = {"object": "an object", "array": "an array", "integer": "an integer"}
 
 
@@ -111,8 +124,10 @@ def mismatch_text(pointer: str, message: str, instance: Any, declared: Iterable[
         return f"{pointer or '/'}: {message}"
     types = [t for t in declared or () if t != "null"]
     wanted = " or ".join(_ARTICLE.get(t, f"a {t}") for t in types) or "JSON data, not a string"
-    return (f"the answer's JSON at {pointer or '/'} is a string holding a JSON {held} where the spec declares "
-            f"{wanted}: {DOUBLED_JSON_HINT}")
+    return (
+        f"the answer's JSON at {pointer or '/'} is a string holding a JSON {held} where the spec declares "
+        f"{wanted}: {DOUBLED_JSON_HINT}"
+    )
 
 
 def may_hold_secret(content: bytes, secret_values: list[str], headers: httpx.Headers | None = None) -> bool:
@@ -159,7 +174,9 @@ def depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | None = None) -> tuple[Any, str | None]:
+def decode_body(
+    headers: httpx.Headers | None, content: bytes, expect: str | None = None
+) -> tuple[Any, str | None]:
     """(decoded body, problem) by the answer's Content-Type (`toolgen.results.media_kind`) and what
     the spec says may come (`expect`, the row's ``output.body``): JSON for JSON media types (any
     ``+json`` type, ``text/json``, with or without parameters), and tried first for a wildcard or

@@ -120,7 +120,7 @@ def next_member(body: Any, headers: Mapping[str, str], field: str | None) -> Any
     header NAME (compared without case, RFC 9110 §5.1; Visma's ``NextPageToken``), None when the
     answer does not carry it; else the answer member `field` (`answer_member`)."""
     if field and field.startswith(NEXT_HEADER):
-        wanted = field[len(NEXT_HEADER):].lower()
+        wanted = field[len(NEXT_HEADER) :].lower()
         return next((v for k, v in headers.items() if k.lower() == wanted), None)
     return answer_member(body, field)
 
@@ -141,8 +141,9 @@ def _largest_list(value: dict[str, Any]) -> str | None:
     return best
 
 
-def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | None = None,
-                   keep: Iterable[str] = ()) -> tuple[dict[str, Any], int]:
+def enforce_budget(
+    result: dict[str, Any], max_bytes: int, *, list_key: str | None = None, keep: Iterable[str] = ()
+) -> tuple[dict[str, Any], int]:
     """Cut `result` to at most `max_bytes` (compact JSON, UTF-8) and mark the cut.
 
     Items are dropped from the end of `list_key` (or the largest top-level array) first; if that is
@@ -196,8 +197,9 @@ def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | No
             marker["shortened_members"] = shortened
     # drop the largest members: optional ones first, required ones only when nothing else is left
     required = set(keep)
-    order = sorted((k for k in out if k != TRUNCATED_KEY),
-                   key=lambda k: (k in required, -compact_size(out[k]), k))
+    order = sorted(
+        (k for k in out if k != TRUNCATED_KEY), key=lambda k: (k in required, -compact_size(out[k]), k)
+    )
     dropped: list[str] = []
     for name in order:
         if compact_size(out) <= max_bytes:
@@ -233,9 +235,15 @@ def shrink(value: Any, max_bytes: int) -> tuple[Any, bool]:
     stack: list[tuple[Any, tuple[Any, ...]]] = [(out, ())]
     while stack:
         node, at = stack.pop()
-        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        children = (
+            node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        )
         for k, child in children:
-            if isinstance(child, str) and len(child) > _KEEP_CHARS and (" " in child or len(child) > _ATOM_CHARS):
+            if (
+                isinstance(child, str)
+                and len(child) > _KEEP_CHARS
+                and (" " in child or len(child) > _ATOM_CHARS)
+            ):
                 strings.append((len(child), (*at, k)))
             elif isinstance(child, (dict, list)):
                 containers.append((compact_size(child), (*at, k)))
@@ -428,8 +436,14 @@ def parse_link_next(header: str | None) -> str | None:
     return None
 
 
-def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str, str], items: list[Any],
-                  page_size: int, position: Any) -> Any:
+def next_position(
+    pagination: Mapping[str, Any],
+    body: Any,
+    headers: Mapping[str, str],
+    items: list[Any],
+    page_size: int,
+    position: Any,
+) -> Any:
     """The API position of the page after this one, or ``None`` when this was the last page.
 
     cursor style: the value at ``next_field`` (``header:NAME``: of the response header NAME), or the

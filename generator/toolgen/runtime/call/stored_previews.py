@@ -38,34 +38,48 @@ def stored_arguments(host: Host, spec: ToolSpec, preview_id: str, actor: Actor) 
     if problem is not None:
         raise invalid_argument(("preview_id",), f"a preview_id names a stored preview: {problem}")
     try:
-        stored: StoredPreview | None = host.preview_store().get(f"{host.api}/{spec.name}", actor.id, preview_id)
+        stored: StoredPreview | None = host.preview_store().get(
+            f"{host.api}/{spec.name}", actor.id, preview_id
+        )
     except (ValueError, TypeError, KeyError):  # an entry that does not decode: changed behind the runtime
         raise make_error(
-            "preview_mismatch", f"The stored preview {preview_id[:24]}… of {spec.name} cannot be read; nothing "
-            "was sent.", details={**pointer, "preview_tool": preview_tool}) from None
+            "preview_mismatch",
+            f"The stored preview {preview_id[:24]}… of {spec.name} cannot be read; nothing was sent.",
+            details={**pointer, "preview_tool": preview_tool},
+        ) from None
     except Exception as exc:  # noqa: BLE001 - any store outage: nothing is sent
         raise make_error(
             "receipt_store_unavailable",
             f"{spec.name}: the preview store could not be read ({type(exc).__name__}); nothing was sent.",
-            details={"store": type(host.receipts).__name__}) from None
+            details={"store": type(host.receipts).__name__},
+        ) from None
     if stored is None:
         raise make_error(
             "preview_not_found",
             f"No preview {preview_id[:24]}… of {spec.name} was stored for actor {actor.id!r}.",
             details={**pointer, "preview_tool": preview_tool},
-            next_step=f"Call {preview_tool} with the arguments, then pass the preview_id it returns.")
+            next_step=f"Call {preview_tool} with the arguments, then pass the preview_id it returns.",
+        )
     if stored.expired(host.clock.time()):
         raise make_error(
-            "preview_expired", f"The preview {preview_id[:24]}… of {spec.name} expired.",
+            "preview_expired",
+            f"The preview {preview_id[:24]}… of {spec.name} expired.",
             details={**pointer, "preview_tool": preview_tool},
             next_step=f"Call {preview_tool} again with the same arguments (same preview_id), then call "
-                      f"{spec.name} again.")
+            f"{spec.name} again.",
+        )
     pair = host.specs.get(preview_tool)
     arguments = stored.arguments
-    if (stored.intent != spec.intent or pair is None or not pair.input_validator.is_valid(arguments)
-            or undeclared_member(arguments, pair.input_schema) is not None):
+    if (
+        stored.intent != spec.intent
+        or pair is None
+        or not pair.input_validator.is_valid(arguments)
+        or undeclared_member(arguments, pair.input_schema) is not None
+    ):
         raise make_error(
             "preview_mismatch",
             f"The stored preview {preview_id[:24]}… does not hold valid arguments of {preview_tool}; "
-            "nothing was sent.", details={**pointer, "preview_tool": preview_tool})
+            "nothing was sent.",
+            details={**pointer, "preview_tool": preview_tool},
+        )
     return dict(arguments)

@@ -67,9 +67,6 @@ class ToolSpec:
     conditions: dict[str, Any] = field(default_factory=dict)
 
 
-
-
-
 def load_spec(row: PolicyRow, entry: dict[str, Any]) -> ToolSpec:
     """The `ToolSpec` of policy `row` and its MCP catalog `entry` (``check_tools`` empty: see
     `read_tools_for`). Raises `ValueError` (jsonschema_rs) for a schema it cannot compile."""
@@ -98,11 +95,19 @@ def load_spec(row: PolicyRow, entry: dict[str, Any]) -> ToolSpec:
         mutating=mutating,
         field_tree=field_tree(list(out_policy.fields) or _declared_fields(row, output_schema)),
         redact_tree=field_tree(list(out_policy.redact)),
-        rewrites={d: compile_rewrites([dict(r) for r in records]) for d, records in row.dialect_rewrites.items()},
-        required_members=frozenset(r for r in (output_schema or {}).get("required") or [] if isinstance(r, str)),
-        steps=tuple(load_spec(step.row, {"name": step.row.tool, "inputSchema": step.input_schema,
-                                         "outputSchema": step.output_schema})
-                    for step in (row.composite.steps if row.composite is not None else ())),
+        rewrites={
+            d: compile_rewrites([dict(r) for r in records]) for d, records in row.dialect_rewrites.items()
+        },
+        required_members=frozenset(
+            r for r in (output_schema or {}).get("required") or [] if isinstance(r, str)
+        ),
+        steps=tuple(
+            load_spec(
+                step.row,
+                {"name": step.row.tool, "inputSchema": step.input_schema, "outputSchema": step.output_schema},
+            )
+            for step in (row.composite.steps if row.composite is not None else ())
+        ),
         key_arg=None if idem is None else idem.arg,
         key_forwarded=forwarded,
         key_honoured=forwarded and idem is not None and bool(idem.honoured_by_api),

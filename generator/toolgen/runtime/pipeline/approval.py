@@ -47,8 +47,14 @@ def _preview_tool(spec: ToolSpec) -> str:
     return spec.row.pair or "preview_" + spec.intent
 
 
-def _missing(call: Call, spec: ToolSpec, preview_id: str | None, approval: Approval | None, issued: bool,
-             preview_tool: Any) -> ToolError | None:
+def _missing(
+    call: Call,
+    spec: ToolSpec,
+    preview_id: str | None,
+    approval: Approval | None,
+    issued: bool,
+    preview_tool: Any,
+) -> ToolError | None:
     """``approval_required`` when no approval (in issued mode: no ``approval_id``) was given."""
     tool, host = call.tool, call.host
     if issued and preview_id is not None and (approval is None or not approval.approval_id):
@@ -65,7 +71,7 @@ def _missing(call: Call, spec: ToolSpec, preview_id: str | None, approval: Appro
             f"{tool} needs a human approval of preview {preview_id[:24]}….",
             details={"preview_tool": preview_tool, "preview_id": preview_id},
             next_step="Show the previewed request to a human, get this preview_id approved, then call "
-                      "again with the approval.",
+            "again with the approval.",
         )
     if approval is None:
         return make_error(
@@ -74,7 +80,7 @@ def _missing(call: Call, spec: ToolSpec, preview_id: str | None, approval: Appro
             "arguments and pass the approved preview_id.",
             details={"preview_tool": preview_tool},
             next_step=f"Call {preview_tool} with these arguments (without {spec.key_arg or 'the key'}), "
-                      "get its preview_id approved, then call again with the approval.",
+            "get its preview_id approved, then call again with the approval.",
         )
     return None
 
@@ -90,11 +96,15 @@ def check(call: Call, spec: ToolSpec, validated: Validated, approval: Approval |
         raise Halt("approval", missing, rule=RULE, decision="ask")
     assert approval is not None  # _missing refuses a call without one
     if approval.preview_id != validated.fp:
-        raise Halt("approval", rule=RULE, error=make_error(
-            "approval_mismatch",
-            f"The approval was given for preview {str(approval.preview_id)[:20]}…, not for this request.",
-            details={"preview_tool": preview_tool, "approved_preview_id": str(approval.preview_id)[:80]},
-        ))
+        raise Halt(
+            "approval",
+            rule=RULE,
+            error=make_error(
+                "approval_mismatch",
+                f"The approval was given for preview {str(approval.preview_id)[:20]}…, not for this request.",
+                details={"preview_tool": preview_tool, "approved_preview_id": str(approval.preview_id)[:80]},
+            ),
+        )
     if not issued:
         return Grant(True, approval, None, preview_tool)
     try:
@@ -118,11 +128,14 @@ def _issued(call: Call, spec: ToolSpec, approval: Approval, fp: str) -> tuple[Ap
     except (ValueError, TypeError, KeyError):  # an entry that does not decode is no approval
         record = None
     except Exception as exc:  # noqa: BLE001 - any store outage: nothing is sent
-        raise make_error("receipt_store_unavailable", f"{tool}: the approval store could not be read "
-                         f"({type(exc).__name__}); nothing was sent.",
-                         details={"store": type(host.receipts).__name__}) from None
-    approved_by = check_issued(record, api=host.api, tool=tool, intent=spec.intent, fp=fp, actor_id=actor_id,
-                               now=host.clock.time())
+        raise make_error(
+            "receipt_store_unavailable",
+            f"{tool}: the approval store could not be read ({type(exc).__name__}); nothing was sent.",
+            details={"store": type(host.receipts).__name__},
+        ) from None
+    approved_by = check_issued(
+        record, api=host.api, tool=tool, intent=spec.intent, fp=fp, actor_id=actor_id, now=host.clock.time()
+    )
     assert record is not None  # check_issued refuses a missing record
     return Approval(fp, approved_by=approved_by, approval_id=approval_id), record.expires_at
 
@@ -161,15 +174,20 @@ def _spend(call: Call, approval: Approval, hold: Hold, grant: Grant) -> tuple[st
     try:
         bound = host.receipts.spend(scope, digest, action, call.actor.id, grant.until)
     except Exception as exc:  # noqa: BLE001 - any store outage: refuse before sending anything
-        raise make_error("receipt_store_unavailable", f"{tool}: the receipt store could not record the approval "
-                         f"({type(exc).__name__}); nothing was sent.",
-                         details={"store": type(host.receipts).__name__}) from None
+        raise make_error(
+            "receipt_store_unavailable",
+            f"{tool}: the receipt store could not record the approval "
+            f"({type(exc).__name__}); nothing was sent.",
+            details={"store": type(host.receipts).__name__},
+        ) from None
     if bound is None:
         return scope, digest, action
     if bound != action or fresh:
-        raise make_error("approval_used", f"The approval of {str(approval.preview_id)[:20]}… was already used "
-                         + ("by an earlier call with this key." if fresh and bound == action
-                            else "for another action."), details={"preview_tool": grant.preview_tool},
-                         next_step=f"Call {grant.preview_tool} again and get a new approval for this action.")
+        raise make_error(
+            "approval_used",
+            f"The approval of {str(approval.preview_id)[:20]}… was already used "
+            + ("by an earlier call with this key." if fresh and bound == action else "for another action."),
+            details={"preview_tool": grant.preview_tool},
+            next_step=f"Call {grant.preview_tool} again and get a new approval for this action.",
+        )
     return None
-

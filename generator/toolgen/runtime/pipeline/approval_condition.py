@@ -30,8 +30,11 @@ def needs_approval(call: Call, spec: ToolSpec, validated: Validated, *, audit: b
     if row.approval_when is None:
         return True
     condition = _condition(call, spec)
-    required, why = (True, "not compiled") if condition is None else condition.holds(
-        validated.args, call.actor.id, sorted(call.actor.scopes))
+    required, why = (
+        (True, "not compiled")
+        if condition is None
+        else condition.holds(validated.args, call.actor.id, sorted(call.actor.scopes))
+    )
     if audit:
         call.decide("approval", "ask" if required else "allow", RULE, condition=why)
     return required
@@ -45,8 +48,10 @@ def _condition(call: Call, spec: ToolSpec) -> Condition | None:
         schema = dict(spec.input_schema)
         pair = call.host.specs.get(spec.row.pair or "") if spec.row.executes_preview else None
         if pair is not None:
-            schema = {**schema, "properties": {**pair.input_schema.get("properties", {}),
-                                               **schema.get("properties", {})}}
+            schema = {
+                **schema,
+                "properties": {**pair.input_schema.get("properties", {}), **schema.get("properties", {})},
+            }
         try:
             spec.conditions[text] = compile_condition(text, schema)
         except ValueError:

@@ -61,12 +61,18 @@ def _cursor(call: Call, spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, An
         return None
     try:
         if not isinstance(token, str):
-            raise make_error("invalid_cursor", "The cursor must be a string issued by this tool.",
-                             details={"pointer": "/" + cursor_arg})
+            raise make_error(
+                "invalid_cursor",
+                "The cursor must be a string issued by this tool.",
+                details={"pointer": "/" + cursor_arg},
+            )
         cursor = call.host.cursors.decode(f"{call.host.api}/{call.tool}", token)
         if not isinstance(cursor.get("h"), list):  # every cursor this runtime issues keeps its page history
-            raise make_error("invalid_cursor", "The cursor is not of the form this runtime issues (it keeps no "
-                             "page history); start again from the first page (omit cursor).")
+            raise make_error(
+                "invalid_cursor",
+                "The cursor is not of the form this runtime issues (it keeps no "
+                "page history); start again from the first page (omit cursor).",
+            )
         return cursor
     except ToolError as exc:
         exc.details["pointer"] = "/" + cursor_arg
@@ -80,14 +86,24 @@ def _check_body_size(row: PolicyRow, args: Mapping[str, Any], built: BuiltReques
     if limit is None or built.content is None or len(built.content) <= limit:
         return
     in_body = [b.arg for b in row.bindings if b.location == "body" and b.arg in args]
-    largest = max(in_body, key=lambda arg: len(json.dumps(args[arg], ensure_ascii=False, default=str)), default=None)
-    raise Halt("validate", make_error(
-        "invalid_arguments",
-        f"The request body would be {len(built.content):,} bytes; this tool sends at most {limit:,} "
-        f"(policy request.max_body_bytes). Shorten {'argument /' + largest if largest else 'the arguments'}; "
-        "nothing was sent.",
-        details={"pointer": "" if largest is None else "/" + largest, "keyword": "max_body_bytes",
-                 "max_body_bytes": limit, "body_bytes": len(built.content)}))
+    largest = max(
+        in_body, key=lambda arg: len(json.dumps(args[arg], ensure_ascii=False, default=str)), default=None
+    )
+    raise Halt(
+        "validate",
+        make_error(
+            "invalid_arguments",
+            f"The request body would be {len(built.content):,} bytes; this tool sends at most {limit:,} "
+            f"(policy request.max_body_bytes). Shorten {'argument /' + largest if largest else 'the arguments'}; "
+            "nothing was sent.",
+            details={
+                "pointer": "" if largest is None else "/" + largest,
+                "keyword": "max_body_bytes",
+                "max_body_bytes": limit,
+                "body_bytes": len(built.content),
+            },
+        ),
+    )
 
 
 def canonical_request(call: Call, spec: ToolSpec, args: dict[str, Any]) -> Validated:
@@ -98,18 +114,28 @@ def canonical_request(call: Call, spec: ToolSpec, args: dict[str, Any]) -> Valid
         args = _executed_arguments(call, spec, args, preview_id)
     cursor = _cursor(call, spec, args)
     try:
-        extra_query, page = pagination_params(None if row.pagination is None else row.pagination.to_json(), args,
-                                              cursor, host.base_url)
+        extra_query, page = pagination_params(
+            None if row.pagination is None else row.pagination.to_json(), args, cursor, host.base_url
+        )
         built = build_request(row, args, base_url=host.base_url, extra_query=extra_query)
     except ToolError as exc:
-        if preview_id is not None and exc.details.get("pointer") != f"/{spec.key_arg}":  # not the caller's key
-            raise Halt("validate", make_error(
-                "preview_mismatch", f"The stored preview {preview_id[:24]}… no longer builds a request "
-                f"({exc.message[:200]}); nothing was sent.", details={"pointer": "/preview_id"})) from None
+        if (
+            preview_id is not None and exc.details.get("pointer") != f"/{spec.key_arg}"
+        ):  # not the caller's key
+            raise Halt(
+                "validate",
+                make_error(
+                    "preview_mismatch",
+                    f"The stored preview {preview_id[:24]}… no longer builds a request "
+                    f"({exc.message[:200]}); nothing was sent.",
+                    details={"pointer": "/preview_id"},
+                ),
+            ) from None
         raise Halt("validate", exc) from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise Halt("request", make_error(
-            "internal_error", f"Could not build the request: {type(exc).__name__}.")) from None
+        raise Halt(
+            "request", make_error("internal_error", f"Could not build the request: {type(exc).__name__}.")
+        ) from None
     _check_body_size(row, args, built)
     if page.link_url is not None:
         built.url = page.link_url
@@ -119,10 +145,15 @@ def canonical_request(call: Call, spec: ToolSpec, args: dict[str, Any]) -> Valid
         if fp != preview_id:
             # the stored arguments (or the policy) changed since the preview: what would be sent is
             # not what was shown and approved
-            raise Halt("validate", make_error(
-                "preview_mismatch",
-                f"The stored preview {preview_id[:24]}… builds another request than the one previewed; "
-                "nothing was sent.", details={"pointer": "/preview_id", "rebuilt_preview_id": fp}))
+            raise Halt(
+                "validate",
+                make_error(
+                    "preview_mismatch",
+                    f"The stored preview {preview_id[:24]}… builds another request than the one previewed; "
+                    "nothing was sent.",
+                    details={"pointer": "/preview_id", "rebuilt_preview_id": fp},
+                ),
+            )
         call.shown = display(row, built)
     call.emit("validate", "allow")
     return Validated(args, built, fp, page, preview_id)

@@ -20,7 +20,16 @@ import httpx
 
 from ..calls import CallResult
 
-__all__ = ["MAX_RESPONSE_BYTES", "REDIRECT_STATUSES", "Effect", "Gather", "Outcome", "Pipeline", "Send", "Sleep"]
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "REDIRECT_STATUSES",
+    "Effect",
+    "Gather",
+    "Outcome",
+    "Pipeline",
+    "Send",
+    "Sleep",
+]
 
 #: Bodies larger than this are not read into memory (bytes).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024

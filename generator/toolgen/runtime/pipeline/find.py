@@ -19,8 +19,13 @@ def find(call: Call) -> ToolSpec:
     tool = call.tool
     spec = call.host.specs.get(tool) if isinstance(tool, str) else None
     if spec is None:
-        raise Halt("find", make_error("unknown_tool", f"There is no tool named {str(tool)[:200]!r}.",
-                                      details={"tool": str(tool)[:200],
-                                               "available": call.host.visible_tools(call.actor)}))
+        raise Halt(
+            "find",
+            make_error(
+                "unknown_tool",
+                f"There is no tool named {str(tool)[:200]!r}.",
+                details={"tool": str(tool)[:200], "available": call.host.visible_tools(call.actor)},
+            ),
+        )
     call.emit("find", "allow", mode=spec.row.mode, effect=spec.row.effect)
     return spec

@@ -41,8 +41,16 @@ from ..stores import Receipt
 from .outcome import unknown_error, unreadable_warnings, withhold_excerpt
 from .state import Budget, Call, Halt, Hold, Validated
 
-__all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "receipt_decision",
-           "reserved", "reshaped", "step_key", "step_key_length"]
+__all__ = [
+    "LEASE_MARGIN_MS",
+    "STEP_KEY_PREFIX",
+    "begin",
+    "receipt_decision",
+    "reserved",
+    "reshaped",
+    "step_key",
+    "step_key_length",
+]
 
 #: Added to a call's deadline to form the lease its pending receipt stores (milliseconds): the
 #: window in which another caller treats the receipt as in flight.
@@ -59,7 +67,7 @@ _MIN_DIGEST = 16
 
 def reserved(key: str) -> bool:
     """Whether `key` has the form reserved for composite step keys (starts with ``tgs-``, any case)."""
-    return key[:len(STEP_KEY_PREFIX)].lower() == STEP_KEY_PREFIX
+    return key[: len(STEP_KEY_PREFIX)].lower() == STEP_KEY_PREFIX
 
 
 def step_key_length(max_length: Any) -> int:
@@ -72,14 +80,17 @@ def step_key_length(max_length: Any) -> int:
     return max(len(STEP_KEY_PREFIX) + _MIN_DIGEST, min(full, max_length))
 
 
-def step_key(record_tool: str, record_key: str, step_id: str, length: int = len(STEP_KEY_PREFIX) + _DIGEST) -> str:
+def step_key(
+    record_tool: str, record_key: str, step_id: str, length: int = len(STEP_KEY_PREFIX) + _DIGEST
+) -> str:
     """The idempotency key of write step `step_id` of composite `record_tool` called with
     `record_key`: ``tgs-`` + the first hex digits of SHA-256 over the JSON array ``[record_tool,
     record_key, step_id]``, `length` characters in all (`step_key_length`). Deterministic, so a
     resumed record sends each step's key again; no caller's key can equal it (`reserved`)."""
-    digest = hashlib.sha256(json.dumps([record_tool, record_key, step_id], ensure_ascii=False)
-                            .encode("utf-8", "surrogatepass")).hexdigest()
-    return STEP_KEY_PREFIX + digest[:max(_MIN_DIGEST, length - len(STEP_KEY_PREFIX))]
+    digest = hashlib.sha256(
+        json.dumps([record_tool, record_key, step_id], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    return STEP_KEY_PREFIX + digest[: max(_MIN_DIGEST, length - len(STEP_KEY_PREFIX))]
 
 
 def reshaped(spec: ToolSpec, stored: Any) -> Any:
@@ -128,22 +139,36 @@ def _key(call: Call, spec: ToolSpec, validated: Validated, step_key: str | None)
     if key is not None and not key.strip():
         raise Halt("validate", invalid_argument((str(idem_arg),), "an idempotency key may not be blank"))
     if key is not None and (problem := key_text_problem(key)) is not None:
-        raise Halt("validate", invalid_argument((str(idem_arg),), f"an idempotency key names a receipt: {problem}"))
+        raise Halt(
+            "validate", invalid_argument((str(idem_arg),), f"an idempotency key names a receipt: {problem}")
+        )
     if key is not None and reserved(key):
-        raise Halt("validate", invalid_argument(
-            (str(idem_arg),), f"an idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
-            "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID)"))
+        raise Halt(
+            "validate",
+            invalid_argument(
+                (str(idem_arg),),
+                f"an idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
+                "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID)",
+            ),
+        )
     return key
 
 
-def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, step_key: str | None = None
-          ) -> Hold | CallResult:
+def begin(
+    call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, step_key: str | None = None
+) -> Hold | CallResult:
     """The call's `Hold`, or a replay (see the module docstring); `step_key`: the call is a
     composite's write step, whose receipt is held under that key (`step_key`) even when its
     operation takes no key. Raises `Halt`."""
     host, tool = call.host, call.tool
-    hold = Hold(call, f"{host.api}/{tool}", _key(call, spec, validated, step_key), "new",
-                spec.key_honoured and host.resend_unknown, spec.key_forwarded)
+    hold = Hold(
+        call,
+        f"{host.api}/{tool}",
+        _key(call, spec, validated, step_key),
+        "new",
+        spec.key_honoured and host.resend_unknown,
+        spec.key_forwarded,
+    )
     if hold.key is None:
         return hold
     # the owner's worst case: its deadline, plus one socket read that started just before it
@@ -151,12 +176,15 @@ def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, s
     try:
         existing = host.receipts.begin(hold.scope, hold.key, validated.fp, call.actor.id, lease_ms)
     except Exception as exc:  # noqa: BLE001 - any store outage (Redis down, SQLite locked): nothing sent yet
-        raise Halt("idempotency", make_error(
-            "receipt_store_unavailable",
-            f"{tool}: the receipt store could not record the idempotency key ({type(exc).__name__}); "
-            "the request was not sent.",
-            details={"store": type(host.receipts).__name__},
-        )) from None
+        raise Halt(
+            "idempotency",
+            make_error(
+                "receipt_store_unavailable",
+                f"{tool}: the receipt store could not record the idempotency key ({type(exc).__name__}); "
+                "the request was not sent.",
+                details={"store": type(host.receipts).__name__},
+            ),
+        ) from None
     if existing is None:
         call.emit("idempotency", "new")
     else:
@@ -169,31 +197,50 @@ def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, s
     return hold
 
 
-def _existing(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, existing: Receipt, budget: Budget) -> str:
+def _existing(
+    call: Call, spec: ToolSpec, validated: Validated, hold: Hold, existing: Receipt, budget: Budget
+) -> str:
     """``replay`` or ``resend`` for an existing receipt of the key; raises `Halt` for the others."""
     tool, key, idem_arg = call.tool, hold.key, spec.key_arg
-    decision = receipt_decision(existing, validated.fp, hold.honoured, budget.row_deadline_ms + LEASE_MARGIN_MS,
-                                call.host.clock.time())
+    decision = receipt_decision(
+        existing,
+        validated.fp,
+        hold.honoured,
+        budget.row_deadline_ms + LEASE_MARGIN_MS,
+        call.host.clock.time(),
+    )
     if decision == "conflict":
-        raise Halt("idempotency", make_error(
-            "idempotency_conflict",
-            f"The key {idem_arg}={key!r} was already used by {tool} with a different request.",
-            details={"key_arg": idem_arg, "pointer": "/" + str(idem_arg)},
-        ))
+        raise Halt(
+            "idempotency",
+            make_error(
+                "idempotency_conflict",
+                f"The key {idem_arg}={key!r} was already used by {tool} with a different request.",
+                details={"key_arg": idem_arg, "pointer": "/" + str(idem_arg)},
+            ),
+        )
     if decision == "in_progress":
-        raise Halt("idempotency", make_error(
-            "idempotency_in_progress",
-            f"A call of {tool} with {idem_arg}={key!r} is still in flight.",
-            details={"key_arg": idem_arg, "retry_after": 1.0},
-        ))
+        raise Halt(
+            "idempotency",
+            make_error(
+                "idempotency_in_progress",
+                f"A call of {tool} with {idem_arg}={key!r} is still in flight.",
+                details={"key_arg": idem_arg, "retry_after": 1.0},
+            ),
+        )
     if decision == "unknown":
         if existing.state == "pending":  # its owner is gone (lease over): say so in the store
             call.store("mark_unknown", hold.scope, key)
-        raise Halt("idempotency", unknown_error(
-            spec, f"An earlier call of {tool} with {idem_arg}={key!r} was interrupted; whether it "
-                  "took effect is unknown, and this API is not declared to deduplicate the key, so "
-                  "it is not re-sent.",
-            honoured=False, details={"key_arg": idem_arg, "receipt_state": existing.state}))
+        raise Halt(
+            "idempotency",
+            unknown_error(
+                spec,
+                f"An earlier call of {tool} with {idem_arg}={key!r} was interrupted; whether it "
+                "took effect is unknown, and this API is not declared to deduplicate the key, so "
+                "it is not re-sent.",
+                honoured=False,
+                details={"key_arg": idem_arg, "receipt_state": existing.state},
+            ),
+        )
     return decision
 
 
@@ -201,6 +248,15 @@ def _replay(call: Call, spec: ToolSpec, hold: Hold, existing: Receipt) -> CallRe
     call.emit("idempotency", "replay", original_actor=existing.actor)
     call.emit("result", "ok", replayed=True)
     result = scrub(reshaped(spec, existing.result), call.secret_values)
-    return CallResult(call.tool, True, result=result, replayed=True, fingerprint=call.fp, status=existing.status,
-                      call_id=call.call_id, idempotency_key=hold.key, request=call.shown,
-                      warnings=unreadable_warnings(spec, result))
+    return CallResult(
+        call.tool,
+        True,
+        result=result,
+        replayed=True,
+        fingerprint=call.fp,
+        status=existing.status,
+        call_id=call.call_id,
+        idempotency_key=hold.key,
+        request=call.shown,
+        warnings=unreadable_warnings(spec, result),
+    )

@@ -48,8 +48,9 @@ def _output_policy(row: PolicyRow) -> tuple[int, str, str, Pagination | None]:
     return row.output.max_bytes, row.output.shape, row.output.schema_mode, row.pagination
 
 
-def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tuple[Validated, BuiltRequest]
-                  ) -> tuple[dict[str, Any], int]:
+def shaped_result(
+    call: Call, spec: ToolSpec, answer: Answer, page_request: tuple[Validated, BuiltRequest]
+) -> tuple[dict[str, Any], int]:
     """(the result, bytes omitted to fit the budget) of a success answer. Raises `ToolError`."""
     validated, wire = page_request
     max_bytes, shape_policy, _, pagination = _output_policy(spec.row)
@@ -58,8 +59,14 @@ def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tupl
         return project(redact(item, spec.redact_tree), spec.field_tree)
 
     if pagination is not None:
-        shaper = PageShaper(pagination.to_json(), call.host.cursors, f"{call.host.api}/{spec.name}", call.host.base_url,
-                            max_bytes, shape_item)
+        shaper = PageShaper(
+            pagination.to_json(),
+            call.host.cursors,
+            f"{call.host.api}/{spec.name}",
+            call.host.base_url,
+            max_bytes,
+            shape_item,
+        )
         return shape_page(shaper, answer.body, answer.headers, validated.page, wire, call.secret_values)
     # projection and redaction apply to an object body, or to each item of an array body
     body = answer.body
@@ -68,9 +75,12 @@ def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tupl
     elif isinstance(body, dict):
         body = shape_item(body)
     shaped_body = shape_body(body, shape_policy, answer.status)
-    return enforce_budget(shaped_body, max_bytes,
-                          list_key=RESULT_KEY if isinstance(shaped_body.get(RESULT_KEY), list) else None,
-                          keep=spec.required_members)
+    return enforce_budget(
+        shaped_body,
+        max_bytes,
+        list_key=RESULT_KEY if isinstance(shaped_body.get(RESULT_KEY), list) else None,
+        keep=spec.required_members,
+    )
 
 
 def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answer: Answer) -> CallResult:
@@ -79,22 +89,42 @@ def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answ
     status, problem = answer.status, answer.unreadable
     if not spec.mutating and _output_policy(spec.row)[2] == "strict":
         hold.settle("release")
-        raise Halt("output", make_error(
-            "output_invalid", f"{operation_name(spec.row)} answered HTTP {status} with a body that cannot be read "
-            f"({problem}).", details={"status": status, "problem": problem,
-                                      **({"pointer": "/"} if doubled_json(answer.body) else {})}),
-            attempts=exchange.attempts, status=status)
+        raise Halt(
+            "output",
+            make_error(
+                "output_invalid",
+                f"{operation_name(spec.row)} answered HTTP {status} with a body that cannot be read "
+                f"({problem}).",
+                details={
+                    "status": status,
+                    "problem": problem,
+                    **({"pointer": "/"} if doubled_json(answer.body) else {}),
+                },
+            ),
+            attempts=exchange.attempts,
+            status=status,
+        )
     result = unreadable_result(spec, answer)
     call.emit("output", "warn", problem=problem)
     hold.settle("complete", result, status)
     call.emit("result", "ok", status=status)
-    return CallResult(call.tool, True, result=result, fingerprint=call.fp, status=status,
-                      attempts=exchange.attempts, warnings=unreadable_warnings(spec, result), call_id=call.call_id,
-                      idempotency_key=hold.key, request=call.shown)
+    return CallResult(
+        call.tool,
+        True,
+        result=result,
+        fingerprint=call.fp,
+        status=status,
+        attempts=exchange.attempts,
+        warnings=unreadable_warnings(spec, result),
+        call_id=call.call_id,
+        idempotency_key=hold.key,
+        request=call.shown,
+    )
 
 
-def _schema_warnings(call: Call, spec: ToolSpec, exchange: Exchange, answer: Answer,
-                     result: dict[str, Any]) -> list[str]:
+def _schema_warnings(
+    call: Call, spec: ToolSpec, exchange: Exchange, answer: Answer, result: dict[str, Any]
+) -> list[str]:
     """The output-schema mismatch as a warning (``warn``, or any write); raises `Halt` ``output_invalid``
     for a read in ``strict`` mode."""
     mode = _output_policy(spec.row)[2]
@@ -103,19 +133,34 @@ def _schema_warnings(call: Call, spec: ToolSpec, exchange: Exchange, answer: Ans
         return []
     problems = list(validator.iter_errors(result))
     first = problems[0]
-    message = mismatch_text(pointer(first.instance_path), first.message, first.instance, getattr(first.kind, "types", None))
+    message = mismatch_text(
+        pointer(first.instance_path), first.message, first.instance, getattr(first.kind, "types", None)
+    )
     message = message[:900] if doubled_json(first.instance) else f"output {message}"[:300]
     if mode == "strict" and not spec.mutating:
-        raise Halt("output", make_error(
-            "output_invalid", f"{call.tool}'s response does not match its output schema: {message}",
-            details={"pointer": pointer(first.instance_path)},
-        ), attempts=exchange.attempts, status=answer.status)
+        raise Halt(
+            "output",
+            make_error(
+                "output_invalid",
+                f"{call.tool}'s response does not match its output schema: {message}",
+                details={"pointer": pointer(first.instance_path)},
+            ),
+            attempts=exchange.attempts,
+            status=answer.status,
+        )
     call.emit("output", "warn", pointer=pointer(first.instance_path))
     return [message]
 
 
-def shape(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, exchange: Exchange, answer: Answer,
-          wire: BuiltRequest) -> CallResult:
+def shape(
+    call: Call,
+    spec: ToolSpec,
+    validated: Validated,
+    hold: Hold,
+    exchange: Exchange,
+    answer: Answer,
+    wire: BuiltRequest,
+) -> CallResult:
     """The successful `CallResult` (see the module docstring); raises `Halt`."""
     if answer.unreadable is not None:
         return _unreadable(call, spec, hold, exchange, answer)
@@ -129,6 +174,15 @@ def shape(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, exchange
     call.emit("output", "allow", bytes=omitted or None)
     hold.settle("complete", result, status)
     call.emit("result", "ok", status=status)
-    return CallResult(call.tool, True, result=result, fingerprint=call.fp, status=status,
-                      attempts=exchange.attempts, warnings=warnings, call_id=call.call_id,
-                      idempotency_key=hold.key, request=call.shown)
+    return CallResult(
+        call.tool,
+        True,
+        result=result,
+        fingerprint=call.fp,
+        status=status,
+        attempts=exchange.attempts,
+        warnings=warnings,
+        call_id=call.call_id,
+        idempotency_key=hold.key,
+        request=call.shown,
+    )

@@ -89,14 +89,27 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, validated: Validat
     ttl = _ttl_s(record_spec.row)
     now = host.clock.time()
     try:
-        host.preview_store().put(StoredPreview(
-            f"{host.api}/{record_spec.name}", call.actor.id, validated.fp, spec.intent, validated.args, now, now + ttl))
+        host.preview_store().put(
+            StoredPreview(
+                f"{host.api}/{record_spec.name}",
+                call.actor.id,
+                validated.fp,
+                spec.intent,
+                validated.args,
+                now,
+                now + ttl,
+            )
+        )
     except Exception as exc:  # noqa: BLE001 - any store outage: no preview_id to execute
-        raise Halt("preview", make_error(
-            "receipt_store_unavailable",
-            f"{call.tool}: the preview store could not keep this preview ({type(exc).__name__}), so "
-            f"{record_spec.name} could not execute it.",
-            details={"store": type(host.receipts).__name__})) from None
+        raise Halt(
+            "preview",
+            make_error(
+                "receipt_store_unavailable",
+                f"{call.tool}: the preview store could not keep this preview ({type(exc).__name__}), so "
+                f"{record_spec.name} could not execute it.",
+                details={"store": type(host.receipts).__name__},
+            ),
+        ) from None
     call.emit("preview", "stored", ttl_s=ttl)
     return ttl
 
@@ -111,7 +124,8 @@ def preview(call: Call, spec: ToolSpec, validated: Validated) -> CallResult:
         "preview_id": validated.fp,
         "request": shown if record_spec is None else key_place_shown(shown, record_spec.row, record_tool),
         "effect": _previewed_effect(host, row),
-        "side_effects": f"Sends {row.method.upper()} {row.path}" + (f" ({row.operation_id})." if row.operation_id else "."),
+        "side_effects": f"Sends {row.method.upper()} {row.path}"
+        + (f" ({row.operation_id})." if row.operation_id else "."),
         "approval_required": _record_needs_approval(call, row, validated),
         "record_tool": record_tool,
     }

@@ -64,9 +64,15 @@ def _cost(spec: ToolSpec, validated: Validated, limit: Limit) -> float:
     except OverflowError:
         cost = math.nan
     if not math.isfinite(cost):
-        raise Halt("limits", make_error(
-            "invalid_arguments", f"{spec.name}: the limit sums argument {limit.sum_arg!r}, which is not a "
-            "finite number here; nothing was sent.", details={"pointer": f"/{limit.sum_arg}"}))
+        raise Halt(
+            "limits",
+            make_error(
+                "invalid_arguments",
+                f"{spec.name}: the limit sums argument {limit.sum_arg!r}, which is not a "
+                "finite number here; nothing was sent.",
+                details={"pointer": f"/{limit.sum_arg}"},
+            ),
+        )
     return max(0.0, cost)
 
 
@@ -76,8 +82,13 @@ def _takes(call: Call, spec: ToolSpec, validated: Validated, budget: Budget) -> 
     slots: list[LimitTake] = []
     for index, limit in enumerate(spec.row.limits):
         keep = lease_s if limit.kind == "concurrent" else float(limit.window_s or 0)
-        take = LimitTake(_bucket(call, spec, limit), f"{call.call_id}:{spec.name}:{index}", _cost(spec, validated, limit),
-                         float(limit.max), keep)
+        take = LimitTake(
+            _bucket(call, spec, limit),
+            f"{call.call_id}:{spec.name}:{index}",
+            _cost(spec, validated, limit),
+            float(limit.max),
+            keep,
+        )
         takes.append(take)
         if limit.kind == "concurrent":
             slots.append(take)
@@ -93,25 +104,43 @@ def acquire(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, ho
         refused = call.host.receipts.take(taken.takes)
     except Exception as exc:  # noqa: BLE001 - any store outage: nothing is sent
         _give_back(hold)
-        raise Halt("limits", make_error(
-            "receipt_store_unavailable", f"{spec.name}: the receipt store could not count the call against its "
-            f"limits ({type(exc).__name__}); nothing was sent.",
-            details={"store": type(call.host.receipts).__name__})) from None
+        raise Halt(
+            "limits",
+            make_error(
+                "receipt_store_unavailable",
+                f"{spec.name}: the receipt store could not count the call against its "
+                f"limits ({type(exc).__name__}); nothing was sent.",
+                details={"store": type(call.host.receipts).__name__},
+            ),
+        ) from None
     if refused is None:
         return taken
     index, wait = refused
     limit = spec.row.limits[index]
     retry_after = None if math.isinf(wait) else max(0.001, round(wait, 3))
     _give_back(hold)
-    raise Halt("limits", rule=f"/limits/{index}", decision="limit", error=make_error(
-        "rate_limited",
-        f"{spec.name}: over its limit ({limit.describe()}); nothing was sent"
-        + ("." if retry_after is not None else ": this call alone is over the limit."),
-        retryable=retry_after is not None,
-        details={"retry_after": retry_after, "limit": limit.to_json(), "status": 429,
-                 "approval_kept": hold.spent is not None},
-        next_step=(f"Wait {retry_after} s, then call again with the same arguments (an approval given is kept)."
-                   if retry_after is not None else f"Lower {limit.sum_arg} below {limit.max}; do not retry as is.")))
+    raise Halt(
+        "limits",
+        rule=f"/limits/{index}",
+        decision="limit",
+        error=make_error(
+            "rate_limited",
+            f"{spec.name}: over its limit ({limit.describe()}); nothing was sent"
+            + ("." if retry_after is not None else ": this call alone is over the limit."),
+            retryable=retry_after is not None,
+            details={
+                "retry_after": retry_after,
+                "limit": limit.to_json(),
+                "status": 429,
+                "approval_kept": hold.spent is not None,
+            },
+            next_step=(
+                f"Wait {retry_after} s, then call again with the same arguments (an approval given is kept)."
+                if retry_after is not None
+                else f"Lower {limit.sum_arg} below {limit.max}; do not retry as is."
+            ),
+        ),
+    )
 
 
 def _give_back(hold: Hold) -> None:

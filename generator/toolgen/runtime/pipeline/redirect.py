@@ -61,23 +61,38 @@ def _same_origin(target: httpx.URL, sent: httpx.URL) -> bool:
     """Whether `target` is on the origin of `sent` and names no userinfo: the HTTP client sends a
     URL's userinfo as ``Authorization: Basic`` in place of the call's own credential (the same
     check as `toolgen.runtime.call.page_cursor.same_origin`)."""
-    return not target.userinfo and (target.scheme, target.host, target.port) == (sent.scheme, sent.host, sent.port)
+    return not target.userinfo and (target.scheme, target.host, target.port) == (
+        sent.scheme,
+        sent.host,
+        sent.port,
+    )
 
 
 def _with_query_credentials(target: httpx.URL, sent: httpx.URL, wire: BuiltRequest) -> httpx.URL:
     """`target` with the query pairs of `sent` that carry credentials (`BuiltRequest.redact_query`)."""
     if not wire.redact_query:
         return target
-    pairs = [(k, v) for k, v in parse_qsl(sent.query.decode("ascii", "replace"), keep_blank_values=True)
-             if k.lower() in wire.redact_query]
+    pairs = [
+        (k, v)
+        for k, v in parse_qsl(sent.query.decode("ascii", "replace"), keep_blank_values=True)
+        if k.lower() in wire.redact_query
+    ]
     if not pairs:
         return target
     query = target.query.decode("ascii", "replace")
-    return target.copy_with(query=((query + "&") if query else "").encode("ascii") + urlencode(pairs).encode("ascii"))
+    return target.copy_with(
+        query=((query + "&") if query else "").encode("ascii") + urlencode(pairs).encode("ascii")
+    )
 
 
-def follow(call: Call, spec: ToolSpec, wire: BuiltRequest, http_request: httpx.Request, budget: Budget,
-           exchange: Exchange) -> Generator[Effect, Any, tuple[Exchange, httpx.Request, str | None]]:
+def follow(
+    call: Call,
+    spec: ToolSpec,
+    wire: BuiltRequest,
+    http_request: httpx.Request,
+    budget: Budget,
+    exchange: Exchange,
+) -> Generator[Effect, Any, tuple[Exchange, httpx.Request, str | None]]:
     """Follow same-origin redirects of a ``follow`` row (see the module docstring)."""
     if spec.row.output.redirect != "follow" or spec.mutating:
         return exchange, http_request, None
@@ -89,15 +104,30 @@ def follow(call: Call, spec: ToolSpec, wire: BuiltRequest, http_request: httpx.R
         if target is None or not _same_origin(target, request.url) or remaining <= 0:
             break
         method = "HEAD" if request.method == "HEAD" else "GET"
-        headers = [(k, v) for k, v in request.headers.multi_items()
-                   if k.lower() not in ("content-length", "content-type", "host")]
-        request = httpx.Request(method, _with_query_credentials(target, http_request.url, wire), headers=headers)
+        headers = [
+            (k, v)
+            for k, v in request.headers.multi_items()
+            if k.lower() not in ("content-length", "content-type", "host")
+        ]
+        request = httpx.Request(
+            method, _with_query_credentials(target, http_request.url, wire), headers=headers
+        )
         outcome = yield Send(request, max(0.001, min(budget.timeout_ms / 1000.0, remaining)))
-        call.emit("http", "redirect", attempt=hop, status=outcome.status or None, failure=outcome.kind,
-                  elapsed_ms=round(outcome.elapsed_ms, 1))
+        call.emit(
+            "http",
+            "redirect",
+            attempt=hop,
+            status=outcome.status or None,
+            failure=outcome.kind,
+            elapsed_ms=round(outcome.elapsed_ms, 1),
+        )
         if outcome.kind is not None or outcome.status >= 400:
             break  # the target failed: the declared redirect is the answer
-        exchange = Exchange(outcome, exchange.attempts + 1, exchange.uncertain,
-                            round((call.host.clock.monotonic() - budget.started) * 1000))
+        exchange = Exchange(
+            outcome,
+            exchange.attempts + 1,
+            exchange.uncertain,
+            round((call.host.clock.monotonic() - budget.started) * 1000),
+        )
         previous, plain, landed = request, target, str(target)
     return exchange, previous, landed

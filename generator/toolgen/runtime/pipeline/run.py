@@ -53,8 +53,15 @@ from .validate import validate_arguments
 __all__ = ["run"]
 
 
-def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval | str | None,
-        timeout_override_ms: Any, dialect: str | None = None) -> Pipeline:
+def run(
+    host: Host,
+    tool: Any,
+    raw_args: Any,
+    actor: Actor,
+    approval: Approval | str | None,
+    timeout_override_ms: Any,
+    dialect: str | None = None,
+) -> Pipeline:
     """The call path of one call of `tool` on `host` (see the module docstring). Yields `Send` and
     `Sleep` effects; returns the `CallResult`. Never raises on caller input or API answers."""
     call = Call(host, tool, actor, args_digest=digest_arguments(raw_args))
@@ -81,8 +88,16 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
     return (yield from _held(call, spec, validated, grant, budget, hold, wire, http_request))
 
 
-def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget: Budget, hold: Hold,
-          wire: BuiltRequest, http_request: httpx.Request) -> Pipeline:
+def _held(
+    call: Call,
+    spec: ToolSpec,
+    validated: Validated,
+    grant: Grant,
+    budget: Budget,
+    hold: Hold,
+    wire: BuiltRequest,
+    http_request: httpx.Request,
+) -> Pipeline:
     """The steps that run while the call holds its receipt (if any)."""
     taken = Taken()
     try:
@@ -102,9 +117,15 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
         return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     except Exception as exc:  # noqa: BLE001 - a fault in the call path never escapes as an exception
         hold.settle("mark_unknown")
-        return call.fail("result", make_error(
-            "internal_error", f"{call.tool}: the runtime failed while handling the call ({type(exc).__name__}).",
-            result_known=not spec.mutating, details={"receipt_state": "unknown" if hold.key is not None else None}))
+        return call.fail(
+            "result",
+            make_error(
+                "internal_error",
+                f"{call.tool}: the runtime failed while handling the call ({type(exc).__name__}).",
+                result_known=not spec.mutating,
+                details={"receipt_state": "unknown" if hold.key is not None else None},
+            ),
+        )
     finally:
         hold.settle("mark_unknown")
         release(call, taken)
@@ -117,5 +138,6 @@ def _unaudited(call: Call, hold: Hold) -> ToolError | None:
     if not call.audit_failures:
         return None
     hold.let_go()
-    return make_error("internal_error", f"{call.tool}: the audit sink failed ({call.audit_failures[0]}); "
-                      "nothing was sent.")
+    return make_error(
+        "internal_error", f"{call.tool}: the audit sink failed ({call.audit_failures[0]}); nothing was sent."
+    )

@@ -35,29 +35,43 @@ from .state import Budget, Call, Exchange, Halt, Hold, Validated
 __all__ = ["attempts", "wire_request"]
 
 
-def wire_request(call: Call, spec: ToolSpec, validated: Validated,
-                 injected: creds.Injected) -> tuple[BuiltRequest, httpx.Request]:
+def wire_request(
+    call: Call, spec: ToolSpec, validated: Validated, injected: creds.Injected
+) -> tuple[BuiltRequest, httpx.Request]:
     """The wire request and its `httpx.Request` (see the module docstring); raises `Halt`."""
     tool = call.tool
     wire = validated.built.with_credentials(injected)
     try:
-        http_request = httpx.Request(wire.method, wire.url, headers=transport_headers(wire.headers),
-                                     content=wire.content)
+        http_request = httpx.Request(
+            wire.method, wire.url, headers=transport_headers(wire.headers), content=wire.content
+        )
         sent_url = str(http_request.url)
     except Exception as exc:  # noqa: BLE001 - an unsendable URL or header: nothing was sent
-        raise Halt("request", make_error(
-            "internal_error",
-            f"{tool}: the HTTP client refused the request ({type(exc).__name__}); nothing was sent.")) from None
+        raise Halt(
+            "request",
+            make_error(
+                "internal_error",
+                f"{tool}: the HTTP client refused the request ({type(exc).__name__}); nothing was sent.",
+            ),
+        ) from None
     if sent_url != wire.url:
-        raise Halt("request", make_error(
-            "internal_error",
-            f"{tool}: the HTTP client would send another URL than the previewed one; nothing was sent.",
-            details={"previewed_url": wire.display()["url"], "client_url": scrub(sent_url, call.secret_values)}))
+        raise Halt(
+            "request",
+            make_error(
+                "internal_error",
+                f"{tool}: the HTTP client would send another URL than the previewed one; nothing was sent.",
+                details={
+                    "previewed_url": wire.display()["url"],
+                    "client_url": scrub(sent_url, call.secret_values),
+                },
+            ),
+        )
     return wire, http_request
 
 
-def attempts(call: Call, spec: ToolSpec, http_request: httpx.Request, budget: Budget,
-             hold: Hold) -> Generator[Effect, Any, Exchange]:
+def attempts(
+    call: Call, spec: ToolSpec, http_request: httpx.Request, budget: Budget, hold: Hold
+) -> Generator[Effect, Any, Exchange]:
     """Send `http_request` until an outcome is final (see the module docstring)."""
     policy = RetryPolicy.of(spec.row, budget.max_attempts)
     mutating = spec.mutating
@@ -70,8 +84,14 @@ def attempts(call: Call, spec: ToolSpec, http_request: httpx.Request, budget: Bu
         if remaining <= 0 and count > 1:
             break
         outcome = yield Send(http_request, max(0.001, min(budget.timeout_ms / 1000.0, remaining)))
-        call.emit("http", "send", attempt=count, status=outcome.status or None, failure=outcome.kind,
-                  elapsed_ms=round(outcome.elapsed_ms, 1))
+        call.emit(
+            "http",
+            "send",
+            attempt=count,
+            status=outcome.status or None,
+            failure=outcome.kind,
+            elapsed_ms=round(outcome.elapsed_ms, 1),
+        )
         if mutating and may_have_applied(outcome):
             uncertain = True
         cond = condition(outcome)

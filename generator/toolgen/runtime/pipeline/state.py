@@ -39,8 +39,15 @@ class Halt(Exception):
     and how (`Call.decide`), when a policy decided; `extra` goes to the `CallResult` (``attempts``,
     ``status``)."""
 
-    def __init__(self, step: str, error: ToolError, *, rule: str | None = None,
-                 decision: Decision | None = None, **extra: Any) -> None:
+    def __init__(
+        self,
+        step: str,
+        error: ToolError,
+        *,
+        rule: str | None = None,
+        decision: Decision | None = None,
+        **extra: Any,
+    ) -> None:
         super().__init__(step, error.code)
         self.step = step
         self.error = error
@@ -66,19 +73,32 @@ class Call:
     #: `toolgen.runtime.audit.digest_arguments` of the arguments as the caller gave them
     args_digest: str | None = None
 
-    def emit(self, step: str, decision: str, code: str | None = None, *, rule: str | None = None,
-             **detail: Any) -> None:
+    def emit(
+        self, step: str, decision: str, code: str | None = None, *, rule: str | None = None, **detail: Any
+    ) -> None:
         """Audit one event. A failing sink never breaks the call; it only stops a call that
         has not sent anything yet (nothing is sent unaudited: `run` checks before spending an approval and before sending)."""
         try:
-            event = AuditEvent(self.host.clock.time(), self.call_id, self.tool, self.actor.id, step, decision,
-                               self.fp, code, scrub(detail, self.secret_values), rule, self.args_digest)
+            event = AuditEvent(
+                self.host.clock.time(),
+                self.call_id,
+                self.tool,
+                self.actor.id,
+                step,
+                decision,
+                self.fp,
+                code,
+                scrub(detail, self.secret_values),
+                rule,
+                self.args_digest,
+            )
             self.host.audit.emit(event)
         except Exception as exc:  # noqa: BLE001 - the sink's own failure
             self.audit_failures.append(type(exc).__name__)
 
-    def decide(self, step: str, decision: Decision, rule: str, code: str | None = None,
-               **detail: Any) -> None:
+    def decide(
+        self, step: str, decision: Decision, rule: str, code: str | None = None, **detail: Any
+    ) -> None:
         """Audit a policy decision: at `step`, `decision` (``allow``, ``deny``, ``ask``, ``limit``)
         by `rule`, the JSON pointer of the deciding member in the tool's policy row (``/permission``,
         ``/approval``, ``/limits/0``), with the error `code` when it refuses and small non-secret
@@ -92,11 +112,23 @@ class Call:
         try:
             getattr(self.host.receipts, op)(*args)
         except Exception as exc:  # noqa: BLE001 - any store failure is reported, never raised
-            self.emit("idempotency", "store_failed", "receipt_store_unavailable", operation=op,
-                      error=type(exc).__name__)
+            self.emit(
+                "idempotency",
+                "store_failed",
+                "receipt_store_unavailable",
+                operation=op,
+                error=type(exc).__name__,
+            )
 
-    def fail(self, step: str, error: ToolError, *, rule: str | None = None, decision: Decision | None = None,
-             **extra: Any) -> CallResult:
+    def fail(
+        self,
+        step: str,
+        error: ToolError,
+        *,
+        rule: str | None = None,
+        decision: Decision | None = None,
+        **extra: Any,
+    ) -> CallResult:
         """The failed `CallResult` of `error` at `step`: message, details and next step scrubbed of
         the call's secrets, the shown request added, the denial (policy, validation) or failure
         and the result audited; a refusal by a policy member (`rule`) is audited as its decision
@@ -107,13 +139,15 @@ class Call:
             error.next_step = scrub(error.next_step, self.secret_values)
         if self.shown is not None and "request" not in error.details:
             error.details["request"] = scrub(self.shown, self.secret_values)
-        facts = {k: v for k, v in error.details.items()
-                 if k in ("pointer", "missing", "status", "retry_after")}
+        facts = {
+            k: v for k, v in error.details.items() if k in ("pointer", "missing", "status", "retry_after")
+        }
         if rule is not None:
             self.decide(step, decision or "deny", rule, error.code, **facts)
         else:
-            self.emit(step, "deny" if error.category in ("policy", "validation") else "fail", error.code,
-                      **facts)
+            self.emit(
+                step, "deny" if error.category in ("policy", "validation") else "fail", error.code, **facts
+            )
         self.emit("result", "error", error.code)
         return CallResult(self.tool, False, error=error, fingerprint=self.fp, call_id=self.call_id, **extra)
 
@@ -201,4 +235,3 @@ class Hold:
         """Give back the approval this call spent, when nothing was sent (``ReceiptStore.unspend``)."""
         if self.spent is not None:
             self.call.store("unspend", *self.spent)
-

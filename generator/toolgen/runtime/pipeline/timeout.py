@@ -34,8 +34,14 @@ def bound(call: Call, row: PolicyRow, override_ms: Any) -> Budget:
         try:
             timeout_ms = max(1, min(timeout_ms, int(override_ms)))
         except (TypeError, ValueError, OverflowError):
-            raise Halt("validate", invalid_argument((), "timeout_ms must be a whole number of milliseconds")) from None
-    deadline_ms = call_deadline_ms(timeout_ms, max_attempts, retry_deadline_ms, lowered=override_ms is not None)
+            raise Halt(
+                "validate", invalid_argument((), "timeout_ms must be a whole number of milliseconds")
+            ) from None
+    deadline_ms = call_deadline_ms(
+        timeout_ms, max_attempts, retry_deadline_ms, lowered=override_ms is not None
+    )
     started = call.host.clock.monotonic()
     call.emit("timeout", "allow", timeout_ms=timeout_ms, deadline_ms=deadline_ms, max_attempts=max_attempts)
-    return Budget(timeout_ms, deadline_ms, max_attempts, row_deadline_ms, started, started + deadline_ms / 1000.0)
+    return Budget(
+        timeout_ms, deadline_ms, max_attempts, row_deadline_ms, started, started + deadline_ms / 1000.0
+    )

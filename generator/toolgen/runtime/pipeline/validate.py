@@ -53,8 +53,11 @@ def _canonical(spec: ToolSpec, raw_args: Any, dialect: str | None) -> dict[str, 
     args = plain_arguments(raw_args)
     if dialect is not None:
         if dialect not in KNOWN_DIALECTS:
-            raise make_error("invalid_arguments", f"Unknown dialect {str(dialect)[:40]!r}; known: "
-                             f"{', '.join(KNOWN_DIALECTS)}.", details={"pointer": "", "dialect": str(dialect)[:40]})
+            raise make_error(
+                "invalid_arguments",
+                f"Unknown dialect {str(dialect)[:40]!r}; known: {', '.join(KNOWN_DIALECTS)}.",
+                details={"pointer": "", "dialect": str(dialect)[:40]},
+            )
         if dialect in spec.rewrites:
             args = decode_arguments(args, spec.rewrites[dialect])
     return normalise_nulls(args, spec.input_schema, spec.send_null)
@@ -71,12 +74,17 @@ def validate_arguments(call: Call, spec: ToolSpec, raw_args: Any, dialect: str |
         errors.sort(key=lambda e: (e["pointer"].count("/"), e["pointer"]))
         first = errors[0]
         where = f"argument {first['pointer']}" if first["pointer"] else "arguments"
-        raise Halt("validate", make_error(
-            "invalid_arguments",
-            f"Invalid {where}: {first['message']}"[:500],
-            details={"pointer": first["pointer"], "keyword": first["keyword"], "errors": errors[:5]},
-        ))
+        raise Halt(
+            "validate",
+            make_error(
+                "invalid_arguments",
+                f"Invalid {where}: {first['message']}"[:500],
+                details={"pointer": first["pointer"], "keyword": first["keyword"], "errors": errors[:5]},
+            ),
+        )
     undeclared = undeclared_member(args, spec.input_schema)
     if undeclared is not None:
-        raise Halt("validate", invalid_argument(undeclared, "the schema declares no such property; remove it"))
+        raise Halt(
+            "validate", invalid_argument(undeclared, "the schema declares no such property; remove it")
+        )
     return args

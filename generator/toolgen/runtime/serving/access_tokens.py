@@ -216,7 +216,6 @@ class JwksCache:
         self._keys = keys  # the set as published, even with no key left: a revoked key verifies nothing
         self._fetched_at = now
 
-
     async def _get(self) -> bytes | None:
         """The body of a 200 answer from `uri`, read and decoded (``Content-Encoding``) no further
         than `MAX_JWKS_BYTES`; else None. Raises `httpx.HTTPError` (a body that does not decode)."""

@@ -82,8 +82,17 @@ class ApprovalState:
     expires_at: float
 
     def to_text(self) -> str:
-        return json.dumps({"k": _STATE_KIND, "tool": self.tool, "preview_id": self.preview_id, "actor": self.actor,
-                           "nonce": self.nonce, "exp": self.expires_at}, separators=(",", ":"))
+        return json.dumps(
+            {
+                "k": _STATE_KIND,
+                "tool": self.tool,
+                "preview_id": self.preview_id,
+                "actor": self.actor,
+                "nonce": self.nonce,
+                "exp": self.expires_at,
+            },
+            separators=(",", ":"),
+        )
 
     @classmethod
     def from_text(cls, text: str) -> ApprovalState | None:
@@ -92,8 +101,13 @@ class ApprovalState:
             data = json.loads(text)
             if data.get("k") != _STATE_KIND:
                 return None
-            return cls(str(data["tool"]), str(data["preview_id"]), str(data["actor"]), str(data["nonce"]),
-                       float(data["exp"]))
+            return cls(
+                str(data["tool"]),
+                str(data["preview_id"]),
+                str(data["actor"]),
+                str(data["nonce"]),
+                float(data["exp"]),
+            )
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
@@ -123,8 +137,10 @@ def _string(text: str, elide: bool) -> str:
         return json.dumps(text, ensure_ascii=False)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     left = len(text) - ELIDED_HEAD - ELIDED_TAIL
-    return (f"{json.dumps(text[:ELIDED_HEAD], ensure_ascii=False)} … [{left} characters elided: {len(text)} in all, "
-            f"sha256 {digest}] … {json.dumps(text[-ELIDED_TAIL:], ensure_ascii=False)}")
+    return (
+        f"{json.dumps(text[:ELIDED_HEAD], ensure_ascii=False)} … [{left} characters elided: {len(text)} in all, "
+        f"sha256 {digest}] … {json.dumps(text[-ELIDED_TAIL:], ensure_ascii=False)}"
+    )
 
 
 def _json(value: Any, elide: bool, pad: str = "") -> str:
@@ -132,7 +148,10 @@ def _json(value: Any, elide: bool, pad: str = "") -> str:
     names are never elided. `value` is a request body or arguments, bounded in depth."""
     inner = pad + "  "
     if isinstance(value, dict) and value:
-        members = (f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_json(v, elide, inner)}" for k, v in value.items())
+        members = (
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_json(v, elide, inner)}"
+            for k, v in value.items()
+        )
         return "{\n" + ",\n".join(members) + f"\n{pad}}}"
     if isinstance(value, list) and value:
         return "[\n" + ",\n".join(inner + _json(v, elide, inner) for v in value) + f"\n{pad}]"
@@ -145,11 +164,16 @@ def _one(request: dict[str, Any], elide: bool) -> str:
     headers = "\n".join(f"  {k}: {v}" for k, v in (request.get("headers") or {}).items())
     body = request.get("body")
     if isinstance(body, str):  # quoted as one literal: a text body cannot break a line or imitate the form's
-        text: str | None = f"body (text, {len(body)} characters, quoted as one JSON string):\n{_string(body, elide)}"
+        text: str | None = (
+            f"body (text, {len(body)} characters, quoted as one JSON string):\n{_string(body, elide)}"
+        )
     else:
         text = None if body is None else _json(body, elide)
-    return (f"{request.get('method', '?')} {request.get('url', '?')}" + (f"\n{headers}" if headers else "")
-            + (f"\n\n{text}" if text is not None else ""))
+    return (
+        f"{request.get('method', '?')} {request.get('url', '?')}"
+        + (f"\n{headers}" if headers else "")
+        + (f"\n\n{text}" if text is not None else "")
+    )
 
 
 def _plan(request: dict[str, Any], elide: bool) -> str:
@@ -163,8 +187,10 @@ def _plan(request: dict[str, Any], elide: bool) -> str:
         if isinstance(step.get("request"), dict):
             parts.append(f"{head}:\n{_one(step['request'], elide)}")
         else:
-            parts.append(f"{head}, its request known after step {step.get('known_after', '?')}; "
-                         f"its arguments:\n{_json(step.get('arguments'), elide)}")
+            parts.append(
+                f"{head}, its request known after step {step.get('known_after', '?')}; "
+                f"its arguments:\n{_json(step.get('arguments'), elide)}"
+            )
     return "\n\n".join(parts) or "(no write)"
 
 
@@ -206,29 +232,46 @@ def approval_input_required(registry: Registry, tool: str, arguments: dict[str, 
     shown = shown_request(request)
     if shown is None:
         return None
-    state = ApprovalState(tool, preview_id, actor.id, secrets.token_urlsafe(18), registry.clock.time() + STATE_TTL_S)
+    state = ApprovalState(
+        tool, preview_id, actor.id, secrets.token_urlsafe(18), registry.clock.time() + STATE_TTL_S
+    )
     what = "these requests, in order" if isinstance(request.get("requests"), list) else "this request"
-    message = (f"Approve this write? {tool} will send exactly {what} (preview {terminal_safe(preview_id[:24])}…), once:"
-               f"\n\n{shown}")
-    form = types.ElicitRequestFormParams(message=message, requested_schema={
-        "type": "object",
-        "properties": {
-            "approve": {"type": "boolean", "title": "Approve", "description": "Send this exact request once."},
-            "approved_by": {"type": "string", "title": "Your name", "description": "Recorded with the approval.",
-                            "maxLength": 255},
+    message = (
+        f"Approve this write? {tool} will send exactly {what} (preview {terminal_safe(preview_id[:24])}…), once:"
+        f"\n\n{shown}"
+    )
+    form = types.ElicitRequestFormParams(
+        message=message,
+        requested_schema={
+            "type": "object",
+            "properties": {
+                "approve": {
+                    "type": "boolean",
+                    "title": "Approve",
+                    "description": "Send this exact request once.",
+                },
+                "approved_by": {
+                    "type": "string",
+                    "title": "Your name",
+                    "description": "Recorded with the approval.",
+                    "maxLength": 255,
+                },
+            },
+            "required": ["approve"],
         },
-        "required": ["approve"],
-    })
-    return types.InputRequiredResult(input_requests={INPUT_KEY: types.ElicitRequest(params=form)},
-                                     request_state=state.to_text())
+    )
+    return types.InputRequiredResult(
+        input_requests={INPUT_KEY: types.ElicitRequest(params=form)}, request_state=state.to_text()
+    )
 
 
 def _refusal(tool: str, code: str, message: str) -> CallResult:
     return CallResult(tool=tool, ok=False, error=make_error(code, message, retryable=False))
 
 
-def approval_from_answer(registry: Registry, tool: str, arguments: dict[str, Any], actor: Actor,
-                         state_text: str, responses: Any) -> Approval | CallResult:
+def approval_from_answer(
+    registry: Registry, tool: str, arguments: dict[str, Any], actor: Actor, state_text: str, responses: Any
+) -> Approval | CallResult:
     """The approval a human gave in answer to `approval_input_required`, or the refusal to send
     (a `CallResult` error): the state must be one this module minted for this tool, this
     ``preview_id`` and this actor, unexpired and never used before (its nonce is spent on the
@@ -236,8 +279,12 @@ def approval_from_answer(registry: Registry, tool: str, arguments: dict[str, Any
     import mcp_types as types
 
     state = ApprovalState.from_text(state_text)
-    if (state is None or state.tool != tool or state.actor != actor.id
-            or state.preview_id != arguments.get("preview_id")):
+    if (
+        state is None
+        or state.tool != tool
+        or state.actor != actor.id
+        or state.preview_id != arguments.get("preview_id")
+    ):
         return _refusal(tool, "approval_required", "The approval round does not match this call: ask again.")
     if registry.clock.time() >= state.expires_at:
         return _refusal(tool, "approval_required", "The approval round expired: ask again.")
@@ -246,21 +293,28 @@ def approval_from_answer(registry: Registry, tool: str, arguments: dict[str, Any
         return _refusal(tool, "approval_required", "No answer to the approval request: nothing was sent.")
     scope = f"{registry.api}/{tool}#request-state"
     try:
-        bound = registry.receipts.spend(scope, spend_digest(scope, state.nonce), "answered", actor.id,
-                                        state.expires_at)
+        bound = registry.receipts.spend(
+            scope, spend_digest(scope, state.nonce), "answered", actor.id, state.expires_at
+        )
     except Exception:  # noqa: BLE001 - a store outage: refuse, nothing sent
-        return _refusal(tool, "receipt_store_unavailable",
-                        "The receipt store could not record the approval round; nothing was sent.")
+        return _refusal(
+            tool,
+            "receipt_store_unavailable",
+            "The receipt store could not record the approval round; nothing was sent.",
+        )
     if bound is not None:
         return _refusal(tool, "approval_used", "This approval round was answered already; nothing was sent.")
     content = answer.content or {}
     if answer.action != "accept" or content.get("approve") is not True:
-        return _refusal(tool, "approval_required", f"The human did not approve ({answer.action}); nothing was sent.")
+        return _refusal(
+            tool, "approval_required", f"The human did not approve ({answer.action}); nothing was sent."
+        )
     by = content.get("approved_by")
-    approved_by = (by.strip()[:255] if isinstance(by, str) and by.strip() else f"elicitation to {actor.id}")
+    approved_by = by.strip()[:255] if isinstance(by, str) and by.strip() else f"elicitation to {actor.id}"
     try:
-        approval_id = registry.issue_approval(tool, state.preview_id, approved_by=approved_by, actor=actor.id,
-                                              ttl_s=ISSUED_TTL_S)
+        approval_id = registry.issue_approval(
+            tool, state.preview_id, approved_by=approved_by, actor=actor.id, ttl_s=ISSUED_TTL_S
+        )
     except ToolError as exc:
         return CallResult(tool=tool, ok=False, error=exc)
     return Approval(state.preview_id, approved_by=approved_by, approval_id=approval_id)

@@ -39,14 +39,21 @@ def resolve_record(host: Host, record_tool: str) -> ToolSpec:
     spec = host.specs.get(record_tool) if isinstance(record_tool, str) else None
     if spec is None or not _gated(spec):
         raise make_error(
-            "unknown_tool", f"{str(record_tool)[:200]!r} is not an approval-gated record tool of {host.api}.",
-            details={"tool": str(record_tool)[:200],
-                     "available": sorted(n for n, s in host.specs.items() if _gated(s))})
+            "unknown_tool",
+            f"{str(record_tool)[:200]!r} is not an approval-gated record tool of {host.api}.",
+            details={
+                "tool": str(record_tool)[:200],
+                "available": sorted(n for n, s in host.specs.items() if _gated(s)),
+            },
+        )
     if not spec.row.executes_preview:
         raise make_error(
-            "preview_not_found", f"{record_tool} takes its full arguments (policy record.arguments: full), so "
+            "preview_not_found",
+            f"{record_tool} takes its full arguments (policy record.arguments: full), so "
             "there is no stored preview to approve; rebuild the package (approval-gated records execute their "
-            "stored preview).", details={"tool": record_tool})
+            "stored preview).",
+            details={"tool": record_tool},
+        )
     return spec
 
 
@@ -65,19 +72,31 @@ def approvable_request(host: Host, record_tool: str, preview_id: str, actor_id: 
     try:
         built = build_request(spec.row, args, base_url=host.base_url)
     except ToolError as exc:
-        raise make_error("preview_mismatch", f"The stored preview {preview_id[:24]}… no longer builds a "
-                         f"request ({exc.message[:200]}).", details={"pointer": "/preview_id"}) from None
+        raise make_error(
+            "preview_mismatch",
+            f"The stored preview {preview_id[:24]}… no longer builds a request ({exc.message[:200]}).",
+            details={"pointer": "/preview_id"},
+        ) from None
     rebuilt = fingerprint(spec.intent, built.canonical)
     if rebuilt != preview_id:
         raise make_error(
-            "preview_mismatch", f"The stored preview {preview_id[:24]}… builds another request here than the "
+            "preview_mismatch",
+            f"The stored preview {preview_id[:24]}… builds another request here than the "
             "one previewed (is the base URL the server's?).",
-            details={"pointer": "/preview_id", "rebuilt_preview_id": rebuilt})
+            details={"pointer": "/preview_id", "rebuilt_preview_id": rebuilt},
+        )
     return key_place_shown(display(spec.row, built), spec.row, spec.name)
 
 
-def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by: str, actor: str,
-                   ttl_s: float = DEFAULT_APPROVAL_TTL_S) -> str:
+def issue_approval(
+    host: Host,
+    record_tool: str,
+    preview_id: str,
+    *,
+    approved_by: str,
+    actor: str,
+    ttl_s: float = DEFAULT_APPROVAL_TTL_S,
+) -> str:
     """Issue a human's approval of the stored preview `preview_id` of `record_tool`, made by the
     actor `actor`, and return its ``approval_id`` (43 URL-safe characters, 256 random bits).
 
@@ -103,18 +122,56 @@ def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by
     call_id = secrets.token_hex(8)
     now = host.clock.time()
     try:  # audited before it exists: an approval the audit log does not show is never stored
-        host.audit.emit(AuditEvent(now, call_id, record_tool, str(actor), "approval", "issue", preview_id, None,
-                                   {"approved_by": by, "ttl_s": float(ttl_s)}))
+        host.audit.emit(
+            AuditEvent(
+                now,
+                call_id,
+                record_tool,
+                str(actor),
+                "approval",
+                "issue",
+                preview_id,
+                None,
+                {"approved_by": by, "ttl_s": float(ttl_s)},
+            )
+        )
     except Exception as exc:  # noqa: BLE001 - the sink's own failure
-        raise make_error("internal_error", f"The audit sink failed ({type(exc).__name__}); no approval was "
-                         "issued.") from None
+        raise make_error(
+            "internal_error", f"The audit sink failed ({type(exc).__name__}); no approval was issued."
+        ) from None
     try:
-        host.preview_store().put(approval_record(host.api, record_tool, spec.intent, str(actor), approval_id,
-                                                 preview_id, by, request, now, float(ttl_s)))
+        host.preview_store().put(
+            approval_record(
+                host.api,
+                record_tool,
+                spec.intent,
+                str(actor),
+                approval_id,
+                preview_id,
+                by,
+                request,
+                now,
+                float(ttl_s),
+            )
+        )
     except Exception as exc:  # noqa: BLE001 - any store outage
         with contextlib.suppress(Exception):  # already failing; the store error is what is reported
-            host.audit.emit(AuditEvent(host.clock.time(), call_id, record_tool, str(actor), "approval", "fail",
-                                       preview_id, "receipt_store_unavailable", {}))
-        raise make_error("receipt_store_unavailable", f"The approval could not be stored ({type(exc).__name__}).",
-                         details={"store": type(host.receipts).__name__}) from None
+            host.audit.emit(
+                AuditEvent(
+                    host.clock.time(),
+                    call_id,
+                    record_tool,
+                    str(actor),
+                    "approval",
+                    "fail",
+                    preview_id,
+                    "receipt_store_unavailable",
+                    {},
+                )
+            )
+        raise make_error(
+            "receipt_store_unavailable",
+            f"The approval could not be stored ({type(exc).__name__}).",
+            details={"store": type(host.receipts).__name__},
+        ) from None
     return approval_id

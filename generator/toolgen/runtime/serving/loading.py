@@ -74,13 +74,17 @@ def cursor_key_for(receipts_path: Path) -> bytes:
             tmp.unlink(missing_ok=True)
     mode = key_file.stat().st_mode
     if mode & 0o077:
-        raise ValueError(f"{key_file} is readable or writable by others (mode {mode & 0o777:o}): a cursor key must "
-                         "be a secret of this service (one checked out of a repository is anyone's); delete it, "
-                         "and a new key is made with mode 600")
+        raise ValueError(
+            f"{key_file} is readable or writable by others (mode {mode & 0o777:o}): a cursor key must "
+            "be a secret of this service (one checked out of a repository is anyone's); delete it, "
+            "and a new key is made with mode 600"
+        )
     data = key_file.read_bytes()
     if len(data) < 32:
-        raise ValueError(f"{key_file} holds {len(data)} bytes, not a 32-byte cursor key (left damaged by a "
-                         "full disk or a killed process): delete it, and a new key is made")
+        raise ValueError(
+            f"{key_file} holds {len(data)} bytes, not a 32-byte cursor key (left damaged by a "
+            "full disk or a killed process): delete it, and a new key is made"
+        )
     return data[:32]
 
 

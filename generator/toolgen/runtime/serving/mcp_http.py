@@ -133,7 +133,9 @@ class StaticTokenVerifier:
         entry = self.lookup(token)
         if entry is None:
             return None
-        return AccessToken(token="sha256:" + entry.digest.hex(), client_id=entry.actor, scopes=list(entry.scopes))
+        return AccessToken(
+            token="sha256:" + entry.digest.hex(), client_id=entry.actor, scopes=list(entry.scopes)
+        )
 
 
 class TokenFileError(ValueError):
@@ -162,8 +164,10 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
     entries = reader.entries(_compose_token_yaml(file, text))
     warnings: list[str] = []
     if mode & stat.S_IROTH:
-        warnings.append(f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
-                        f"run `chmod 600 {file}`")
+        warnings.append(
+            f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
+            f"run `chmod 600 {file}`"
+        )
     return StaticTokenVerifier(entries), warnings
 
 
@@ -173,11 +177,15 @@ def _read_token_text(file: Path) -> tuple[str, int]:
         text = file.read_text(encoding="utf-8")
         mode = file.stat().st_mode
     except (OSError, UnicodeDecodeError) as exc:
-        raise TokenFileError(f"{file}: cannot read the token file: {exc.__class__.__name__}: "
-                             f"{getattr(exc, 'strerror', None) or exc}") from None
+        raise TokenFileError(
+            f"{file}: cannot read the token file: {exc.__class__.__name__}: "
+            f"{getattr(exc, 'strerror', None) or exc}"
+        ) from None
     if mode & stat.S_IWOTH:  # any local user could add a token with any scopes
-        raise TokenFileError(f"{file}: the token file is writable by every user of this machine (mode "
-                             f"{stat.S_IMODE(mode):04o}), so anyone could add a token; run `chmod 600 {file}`")
+        raise TokenFileError(
+            f"{file}: the token file is writable by every user of this machine (mode "
+            f"{stat.S_IMODE(mode):04o}), so anyone could add a token; run `chmod 600 {file}`"
+        )
     return text, mode
 
 
@@ -209,11 +217,15 @@ class _TokenFileReader:
         for key, value in node.value:
             name = str(key.value) if isinstance(key, yaml.ScalarNode) else ""
             if name == "token":
-                raise self.fail(key, "a plain token is not accepted: store its SHA-256 instead, "
-                                     "`sha256: <printf %s TOKEN | sha256sum>`")
+                raise self.fail(
+                    key,
+                    "a plain token is not accepted: store its SHA-256 instead, "
+                    "`sha256: <printf %s TOKEN | sha256sum>`",
+                )
             if name not in allowed:
-                raise self.fail(key, f"unknown key {str(name)[:40]!r} in {what}; "
-                                     f"allowed: {', '.join(allowed)}")
+                raise self.fail(
+                    key, f"unknown key {str(name)[:40]!r} in {what}; allowed: {', '.join(allowed)}"
+                )
             if name in out:
                 raise self.fail(key, f"duplicate key {name!r} in {what}")
             out[name] = (key, value)
@@ -224,8 +236,10 @@ class _TokenFileReader:
         import yaml  # type: ignore[import-untyped, unused-ignore]
 
         if root is None:
-            raise TokenFileError(f"{self.file}:1:1: the token file is empty; it needs `tokens:`, a list of "
-                                 "{actor, sha256, scopes}")
+            raise TokenFileError(
+                f"{self.file}:1:1: the token file is empty; it needs `tokens:`, a list of "
+                "{actor, sha256, scopes}"
+            )
         top = self.mapping(root, "the token file", ("tokens",))
         if "tokens" not in top:
             raise self.fail(root, "missing `tokens:` (a list of {actor, sha256, scopes})")
@@ -244,18 +258,26 @@ class _TokenFileReader:
             if required not in fields:
                 raise self.fail(item, f"the token entry has no `{required}`")
         actor_node = fields["actor"][1]
-        if not isinstance(actor_node, yaml.ScalarNode) or actor_node.tag != _STR or not actor_node.value.strip():
-            raise self.fail(actor_node,
-                            "`actor` must be a non-empty string (the id audit and receipts record)")
+        if (
+            not isinstance(actor_node, yaml.ScalarNode)
+            or actor_node.tag != _STR
+            or not actor_node.value.strip()
+        ):
+            raise self.fail(
+                actor_node, "`actor` must be a non-empty string (the id audit and receipts record)"
+            )
         digest = self.digest(fields["sha256"][1])
         held = self.scopes(fields["scopes"][1])
         actor_id = actor_node.value.strip()
         if actor_id in self.actors and frozenset(self.actors[actor_id][0]) != frozenset(held):
             # audit, receipts and stored previews know the actor id only: one id, one set of scopes
             first = _where(self.file, self.actors[actor_id][1])
-            raise self.fail(actor_node, f"actor {actor_id!r} already has a token with other scopes at "
-                                        f"{first}; several tokens of one actor (a rotation) must hold the same "
-                                        "scopes, else give them different actor ids")
+            raise self.fail(
+                actor_node,
+                f"actor {actor_id!r} already has a token with other scopes at "
+                f"{first}; several tokens of one actor (a rotation) must hold the same "
+                "scopes, else give them different actor ids",
+            )
         self.actors.setdefault(actor_id, (held, actor_node))
         return StaticToken(digest, actor_id, held)
 
@@ -265,12 +287,16 @@ class _TokenFileReader:
 
         text = node.value if isinstance(node, yaml.ScalarNode) else ""
         if not isinstance(text, str) or not _HEX64.fullmatch(text):
-            raise self.fail(node, "`sha256` must be the 64 hex digits of the token's SHA-256 "
-                                  "(printf %s TOKEN | sha256sum)")
+            raise self.fail(
+                node,
+                "`sha256` must be the 64 hex digits of the token's SHA-256 (printf %s TOKEN | sha256sum)",
+            )
         digest = bytes.fromhex(text)
         if digest in self.seen:
-            raise self.fail(node, "this sha256 is already the token of the entry at "
-                                  f"{_where(self.file, self.seen[digest])}")
+            raise self.fail(
+                node,
+                f"this sha256 is already the token of the entry at {_where(self.file, self.seen[digest])}",
+            )
         self.seen[digest] = node
         return digest
 
@@ -316,9 +342,17 @@ def _actor_of_request(ctx: Any) -> Actor:
     return NOBODY
 
 
-def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None, actor: Actor | None = None,
-                   host: str = "127.0.0.1", search_tool: bool | None = None,
-                   transport_security: Any = None, elicit: bool = False) -> Any:
+def build_http_app(
+    registry: Registry,
+    *,
+    verifier: Any = None,
+    auth: Any = None,
+    actor: Actor | None = None,
+    host: str = "127.0.0.1",
+    search_tool: bool | None = None,
+    transport_security: Any = None,
+    elicit: bool = False,
+) -> Any:
     """The Starlette app serving `registry` over Streamable HTTP at ``/mcp``, stateless.
 
     `verifier`: a `TokenVerifier` (e.g. `StaticTokenVerifier`, or a deployment's own, checking
@@ -338,8 +372,12 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
         if actor is None:
             raise ValueError("serving HTTP needs a token verifier (or an explicit unauthenticated actor)")
         server = build_server(registry, actor, search_tool=search_tool, elicit=elicit)
-        return server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host,
-                                          transport_security=transport_security)
+        return server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            host=host,
+            transport_security=transport_security,
+        )
     if actor is not None:
         raise ValueError("with a token verifier the caller comes from the token: do not also give an actor")
     server = build_server(registry, actor_for=_actor_of_request, search_tool=search_tool, elicit=elicit)
@@ -348,8 +386,14 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
         # mandatory; without resource_server_url and an authorization-server provider it is used
         # nowhere (no metadata route, no OAuth endpoints), so the server's own origin is given.
         auth = AuthSettings(issuer_url=f"http://{_url_host(host)}", resource_server_url=None)
-    return server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host, auth=auth,
-                                      token_verifier=verifier, transport_security=transport_security)
+    return server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        host=host,
+        auth=auth,
+        token_verifier=verifier,
+        transport_security=transport_security,
+    )
 
 
 #: the loopback hosts the SDK's DNS-rebinding protection knows by itself
@@ -395,9 +439,11 @@ def _loopback_security(host: str) -> Any:
         return None
     written = f"[{bare}]" if ":" in bare else bare
     names = list(dict.fromkeys([name, written]))
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=[f"{n}:*" for n in names],
-                                     allowed_origins=[f"http://{n}:*" for n in names])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in names],
+        allowed_origins=[f"http://{n}:*" for n in names],
+    )
 
 
 def _url_host(host: str) -> str:
@@ -503,7 +549,9 @@ class CoalescedWrites:
         return getattr(self._transport, name)
 
 
-def _guarded_protocol(header_timeout_s: float, max_waiting: int, max_per_address: int | None = None) -> type[Any]:
+def _guarded_protocol(
+    header_timeout_s: float, max_waiting: int, max_per_address: int | None = None
+) -> type[Any]:
     """uvicorn's h11 protocol, with a deadline for each request's headers and bounds on the
     connections that never carried an authenticated request ("unproven"; shared by the connections
     of one server; see the module docstring), writing through `CoalescedWrites`:
@@ -628,18 +676,31 @@ class _QuietAcceptErrors(logging.Filter):
         error = record.exc_info[1] if record.exc_info else None
         record.msg, record.args, record.exc_info, record.exc_text = (
             "toolgen serve: cannot accept connections: %s (out of file descriptors); retrying",
-            (getattr(error, "strerror", None) or type(error).__name__,), None, None)
+            (getattr(error, "strerror", None) or type(error).__name__,),
+            None,
+            None,
+        )
         return True
 
 
-async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = None,  # noqa: PLR0913
-                     actor: Actor | None = None,
-                     host: str = "127.0.0.1", port: int = 8000, search_tool: bool | None = None,
-                     transport_security: Any = None,
-                     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
-                     header_timeout_s: float = HEADER_TIMEOUT_S, max_waiting: int | None = None,
-                     sock: socket.socket | None = None, elicit: bool = False, settle_heap: bool = False,
-                     max_per_address: int | None = None) -> None:
+async def serve_http(  # noqa: PLR0913
+    registry: Registry,
+    *,
+    verifier: Any = None,
+    auth: Any = None,
+    actor: Actor | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    search_tool: bool | None = None,
+    transport_security: Any = None,
+    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+    header_timeout_s: float = HEADER_TIMEOUT_S,
+    max_waiting: int | None = None,
+    sock: socket.socket | None = None,
+    elicit: bool = False,
+    settle_heap: bool = False,
+    max_per_address: int | None = None,
+) -> None:
     """Serve `registry` over Streamable HTTP (`build_http_app`) on `host`:`port` (0: any free port)
     until SIGINT/SIGTERM, then stop gracefully and return. `on_ready(url)` is called once the
     server accepts connections, with the endpoint's URL (``http://HOST:PORT/mcp``, the bound port).
@@ -660,14 +721,29 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
     import anyio
     import uvicorn
 
-    app = build_http_app(registry, verifier=verifier, auth=auth, actor=actor, host=host, search_tool=search_tool,
-                         transport_security=transport_security, elicit=elicit)
+    app = build_http_app(
+        registry,
+        verifier=verifier,
+        auth=auth,
+        actor=actor,
+        host=host,
+        search_tool=search_tool,
+        transport_security=transport_security,
+        elicit=elicit,
+    )
     sock = _bind(host, port) if sock is None else sock
     bound = sock.getsockname()[1]
     waiting = max_waiting or max_waiting_connections()
-    server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                                     http=_guarded_protocol(header_timeout_s, waiting, max_per_address),
-                                                     backlog=max(waiting, 8)))
+    server = _graceful_server_class()(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            http=_guarded_protocol(header_timeout_s, waiting, max_per_address),
+            backlog=max(waiting, 8),
+        )
+    )
     quiet = _QuietAcceptErrors(clock=registry.clock)
     logging.getLogger("asyncio").addFilter(quiet)
 
@@ -718,4 +794,3 @@ def _graceful_server_class() -> type[Any]:
                     signal.signal(sig, handler)
 
     return GracefulServer
-

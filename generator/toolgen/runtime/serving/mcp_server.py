@@ -99,10 +99,15 @@ def _approval_from_meta(meta: Any) -> Approval | None:
         return Approval(value) if _approval_text(value) is not None else None
     if isinstance(value, dict) and isinstance(value.get("preview_id"), str):
         texts = {k: _approval_text(value.get(k)) for k in ("preview_id", "approved_by", "approval_id")}
-        if any(texts[k] is None for k in ("preview_id", "approved_by", "approval_id")
-               if k == "preview_id" or value.get(k) is not None):
+        if any(
+            texts[k] is None
+            for k in ("preview_id", "approved_by", "approval_id")
+            if k == "preview_id" or value.get(k) is not None
+        ):
             return None
-        return Approval(str(texts["preview_id"]), approved_by=texts["approved_by"], approval_id=texts["approval_id"])
+        return Approval(
+            str(texts["preview_id"]), approved_by=texts["approved_by"], approval_id=texts["approval_id"]
+        )
     return None
 
 
@@ -113,17 +118,29 @@ def _drift_error(result: CallResult, problems: list[str]) -> CallResult:
         "output_invalid",
         f"{result.tool} succeeded, but the API's answer does not match the tool's output schema: "
         + "; ".join(dict.fromkeys(problems))[:1200],
-        details={"call_succeeded": True, "status": result.status, "replayed": result.replayed,
-                 "idempotency_key": result.idempotency_key,
-                 "receipt_state": "completed" if result.idempotency_key is not None else None,
-                 "problems": problems[:5],
-                 "next_cursor": result.result.get("next_cursor") if isinstance(result.result, dict) else None,
-                 "result_text": json.dumps(result.result, ensure_ascii=False)[:4000]},
+        details={
+            "call_succeeded": True,
+            "status": result.status,
+            "replayed": result.replayed,
+            "idempotency_key": result.idempotency_key,
+            "receipt_state": "completed" if result.idempotency_key is not None else None,
+            "problems": problems[:5],
+            "next_cursor": result.result.get("next_cursor") if isinstance(result.result, dict) else None,
+            "result_text": json.dumps(result.result, ensure_ascii=False)[:4000],
+        },
         result_known=True,
         next_step="The action is done (do not repeat it); report the schema drift to an operator.",
     )
-    return CallResult(result.tool, False, error=error, fingerprint=result.fingerprint, status=result.status,
-                      attempts=result.attempts, call_id=result.call_id, idempotency_key=result.idempotency_key)
+    return CallResult(
+        result.tool,
+        False,
+        error=error,
+        fingerprint=result.fingerprint,
+        status=result.status,
+        attempts=result.attempts,
+        call_id=result.call_id,
+        idempotency_key=result.idempotency_key,
+    )
 
 
 def conforming(registry: Registry, result: CallResult) -> CallResult:
@@ -134,13 +151,20 @@ def conforming(registry: Registry, result: CallResult) -> CallResult:
     spec = registry.specs.get(result.tool)
     validator = None
     if spec is not None and spec.output_schema:
-        validator = spec.output_validator or jsonschema_rs.Draft202012Validator(spec.output_schema,
-                                                                                validate_formats=True)
+        validator = spec.output_validator or jsonschema_rs.Draft202012Validator(
+            spec.output_schema, validate_formats=True
+        )
     problems = list(result.warnings)
     if validator is not None and not validator.is_valid(result.result):
-        problems.extend(mismatch_text(join_pointer("", *e.instance_path), str(e.message)[:200], e.instance,
-                                      getattr(e.kind, "types", None))
-                        for e in list(validator.iter_errors(result.result))[:3])
+        problems.extend(
+            mismatch_text(
+                join_pointer("", *e.instance_path),
+                str(e.message)[:200],
+                e.instance,
+                getattr(e.kind, "types", None),
+            )
+            for e in list(validator.iter_errors(result.result))[:3]
+        )
     if not isinstance(result.result, dict):
         problems.append("the result is not a JSON object")
     return _drift_error(result, problems) if problems else result
@@ -166,8 +190,11 @@ def to_call_tool_result(result: CallResult) -> Any:
     # no structuredContent: a tool's outputSchema describes its results, not its errors (MCP
     # 2025-11-25 "Output Schema": structured results MUST conform), and clients validate
     # structuredContent against it; the MCP SDK's own servers send errors as text only
-    limited = ({"toolgen/status": 429, "toolgen/retry_after": result.error.details.get("retry_after")}
-               if result.error.code == "rate_limited" else None)
+    limited = (
+        {"toolgen/status": 429, "toolgen/retry_after": result.error.details.get("retry_after")}
+        if result.error.code == "rate_limited"
+        else None
+    )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
         is_error=True,
@@ -227,8 +254,14 @@ ActorResolver = Callable[[Any], Actor]
 """Who is calling, from the SDK's per-request context (`mcp.server.context.ServerRequestContext`)."""
 
 
-def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: ActorResolver | None = None,
-                 search_tool: bool | None = None, elicit: bool = False) -> Any:
+def build_server(
+    registry: Registry,
+    actor: Actor | None = None,
+    *,
+    actor_for: ActorResolver | None = None,
+    search_tool: bool | None = None,
+    elicit: bool = False,
+) -> Any:
     """An `mcp.server.lowlevel.Server` serving `registry`'s tools to `actor` (a fixed caller, as over
     stdio) or to `actor_for(ctx)` (per request, as over HTTP with a bearer token); exactly one of
     the two. `search_tool`: serve the ``search_tools`` meta-tool (None: when the package has a
@@ -247,7 +280,9 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
         raise ValueError("in-protocol approvals need a registry in approvals='issued' mode")
     serve_search = has_deferred(registry) if search_tool is None else search_tool
     if serve_search and SEARCH_TOOL_NAME in registry.specs:
-        raise ValueError(f"the package has a tool named {SEARCH_TOOL_NAME!r}, the name of the search meta-tool")
+        raise ValueError(
+            f"the package has a tool named {SEARCH_TOOL_NAME!r}, the name of the search meta-tool"
+        )
     search = ToolSearch(registry) if serve_search else None
     listed: dict[frozenset[str], Any] = {}
 
@@ -280,18 +315,39 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
         arguments = params.arguments or {}
         state = getattr(params, "request_state", None) if elicit else None
         if state is not None:  # the retry of an approval round (sealed and checked by the boundary)
-            answered = await anyio.to_thread.run_sync(partial(
-                approval_from_answer, registry, name, arguments, who, state, getattr(params, "input_responses", None)))
+            answered = await anyio.to_thread.run_sync(
+                partial(
+                    approval_from_answer,
+                    registry,
+                    name,
+                    arguments,
+                    who,
+                    state,
+                    getattr(params, "input_responses", None),
+                )
+            )
             if isinstance(answered, CallResult):
                 return to_call_tool_result(answered)
             approval = answered
         with tool_call_span(name, dict(meta) if meta else None) as span:
             result = await registry.acall(name, arguments, actor=who, approval=approval)
-            record_outcome(span, result.error.code if result.error is not None else None,
-                           replayed=result.replayed, result_known=result.error is None or result.error.result_known)
-        if (elicit and state is None and approval is None and result.error is not None
-                and result.error.code == "approval_required" and speaks_mrtr(ctx)):
-            ask = await anyio.to_thread.run_sync(partial(approval_input_required, registry, name, arguments, who))
+            record_outcome(
+                span,
+                result.error.code if result.error is not None else None,
+                replayed=result.replayed,
+                result_known=result.error is None or result.error.result_known,
+            )
+        if (
+            elicit
+            and state is None
+            and approval is None
+            and result.error is not None
+            and result.error.code == "approval_required"
+            and speaks_mrtr(ctx)
+        ):
+            ask = await anyio.to_thread.run_sync(
+                partial(approval_input_required, registry, name, arguments, who)
+            )
             if ask is not None:
                 return ask
         return to_call_tool_result(conforming(registry, result))
@@ -299,7 +355,9 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
     if elicit:
         from mcp.server.request_state import RequestStateBoundary
 
-        boundary = RequestStateBoundary(request_state_security(registry), default_audience=f"toolgen-{registry.api}")
+        boundary = RequestStateBoundary(
+            request_state_security(registry), default_audience=f"toolgen-{registry.api}"
+        )
     # Mcp-Param-* headers (MCP 2026-07-28 over Streamable HTTP) are checked against the called tool's
     # input schema; without this lookup the SDK finds that schema by running the tools/list handler
     # once per tools/call (listing, validating and serialising the caller's whole catalog). When no
@@ -308,7 +366,9 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
     entries = [*registry.catalog(), *([search_tool_entry(registry)] if serve_search else [])]
     param_headers = any(declares_param_headers(entry.get("inputSchema")) for entry in entries)
     named = registry.table.title or registry.api
-    api_name = named if named.lower().endswith(" api") else f"{named} API"  # "Tickets API", not "Tickets API API"
+    api_name = (
+        named if named.lower().endswith(" api") else f"{named} API"
+    )  # "Tickets API", not "Tickets API API"
     server = Server(
         f"toolgen-{registry.api or 'api'}",
         version=registry.table.version,
@@ -317,13 +377,19 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
             "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "
             "record_* (executes the previewed request: pass the preview_id and an idempotency key; a host "
             "approves the preview_id)."
-            + (" A record call without an approval asks the user to approve the exact request in the "
-               "protocol (an input_required elicitation); clients without it get approval_required."
-               if elicit else "")
-            + (" Approvals are issued by this runtime: a human reviews the preview and runs `toolgen approve`, "
-               "which prints an approval_id; pass _meta {\"toolgen/approval\": {\"preview_id\": ..., "
-               "\"approval_id\": ...}}. A preview_id alone is not an approval."
-               if registry.approvals == "issued" else "")
+            + (
+                " A record call without an approval asks the user to approve the exact request in the "
+                "protocol (an input_required elicitation); clients without it get approval_required."
+                if elicit
+                else ""
+            )
+            + (
+                " Approvals are issued by this runtime: a human reviews the preview and runs `toolgen approve`, "
+                'which prints an approval_id; pass _meta {"toolgen/approval": {"preview_id": ..., '
+                '"approval_id": ...}}. A preview_id alone is not an approval.'
+                if registry.approvals == "issued"
+                else ""
+            )
             + (f" Call {SEARCH_TOOL_NAME} to find tools that are not listed." if serve_search else "")
         ),
         on_list_tools=on_list_tools,
@@ -335,8 +401,9 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
     return server
 
 
-async def serve_stdio(registry: Registry, actor: Actor, *, search_tool: bool | None = None,
-                      elicit: bool = False) -> None:
+async def serve_stdio(
+    registry: Registry, actor: Actor, *, search_tool: bool | None = None, elicit: bool = False
+) -> None:
     """Serve `registry` over stdin/stdout to `actor` until the client disconnects (`elicit`: as
     `build_server`)."""
     from mcp.server.stdio import stdio_server

@@ -70,8 +70,19 @@ from ..transport.drivers import drive_async, drive_sync
 from ..transport.http_client import async_client, send_async, send_sync, tls_context
 from . import issuing
 
-__all__ = ["DEADLINE_SLACK_MS", "KNOWN_DIALECTS", "MAX_RESPONSE_BYTES", "MAX_RESPONSE_DEPTH", "Actor", "Approval",
-           "CallResult", "Registry", "ToolSpec", "canonical_json", "fingerprint"]
+__all__ = [
+    "DEADLINE_SLACK_MS",
+    "KNOWN_DIALECTS",
+    "MAX_RESPONSE_BYTES",
+    "MAX_RESPONSE_DEPTH",
+    "Actor",
+    "Approval",
+    "CallResult",
+    "Registry",
+    "ToolSpec",
+    "canonical_json",
+    "fingerprint",
+]
 
 
 def _default_cursor_key() -> bytes:
@@ -128,7 +139,9 @@ class Registry:
             raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
         self.approvals: str = approvals
         #: the typed policy table every step reads
-        self.table: PolicyTable = policy if isinstance(policy, PolicyTable) else from_json(policy, "policy.json")
+        self.table: PolicyTable = (
+            policy if isinstance(policy, PolicyTable) else from_json(policy, "policy.json")
+        )
         #: the table's JSON value (what search.json's checks compare with)
         self.policy: dict[str, Any] = self.table.to_json()
         #: the generated folder this registry was loaded from (`from_dir`), else None; what else the
@@ -137,8 +150,10 @@ class Registry:
         self.api: str = self.table.api
         self.base_url: str = base_url or self.table.base_url
         if "@" in self.base_url.split("?", 1)[0].split("#", 1)[0] and httpx.URL(self.base_url).userinfo:
-            raise ValueError("the base URL holds credentials (user:password@); give them to the runtime as a "
-                             "secret, never in the URL (previews and cursors would show them)")
+            raise ValueError(
+                "the base URL holds credentials (user:password@); give them to the runtime as a "
+                "secret, never in the URL (previews and cursors would show them)"
+            )
         self.credentials: creds.CredentialsProvider = credentials or creds.EnvCredentials()
         #: where each caller's own credentials come from (``auth[].per_caller``); None: nowhere
         self.caller_credentials: CallerCredentials | None = caller_credentials
@@ -147,7 +162,9 @@ class Registry:
         self.clock: Clock = clock or getattr(receipts, "clock", None) or SYSTEM
         if receipts is not None and getattr(receipts, "clock", self.clock) is not self.clock:
             raise ValueError("the registry's clock is not its receipt store's: give both the same clock")
-        self.receipts: ReceiptStore = receipts if receipts is not None else MemoryReceiptStore(clock=self.clock)
+        self.receipts: ReceiptStore = (
+            receipts if receipts is not None else MemoryReceiptStore(clock=self.clock)
+        )
         self._previews = previews
         self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
         self.cursors = CursorCodec(_default_cursor_key() if cursor_key is None else cursor_key)
@@ -158,7 +175,9 @@ class Registry:
         self._aclient = async_http_client
         self._own_client = http_client is None
         self._client_lock = threading.Lock()
-        self._deadlines_checked = False  # the sync client gets the attempt deadline on first use (deadline.py)
+        self._deadlines_checked = (
+            False  # the sync client gets the attempt deadline on first use (deadline.py)
+        )
         self._own_aclient = async_http_client is None
         by_name = {str(t["name"]): dict(t) for t in catalog}
         self.specs: dict[str, ToolSpec] = {}
@@ -184,7 +203,9 @@ class Registry:
         try:
             catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
         except RecursionError:
-            raise ValueError(f"{folder / 'mcp.json'}: not JSON this runtime reads (nested too deep)") from None
+            raise ValueError(
+                f"{folder / 'mcp.json'}: not JSON this runtime reads (nested too deep)"
+            ) from None
         registry = cls(policy, catalog, **options)
         registry.source = folder
         return registry
@@ -239,9 +260,16 @@ class Registry:
 
     # -- public entry points ---------------------------------------------------------------------
 
-    def call(self, tool: str, args: Any, *, actor: Actor,
-             approval: Approval | str | None = None, timeout_ms: int | None = None,
-             dialect: str | None = None) -> CallResult:
+    def call(
+        self,
+        tool: str,
+        args: Any,
+        *,
+        actor: Actor,
+        approval: Approval | str | None = None,
+        timeout_ms: int | None = None,
+        dialect: str | None = None,
+    ) -> CallResult:
         """Run one tool call synchronously through the call path.
 
         Never raises, whatever the caller passes and whatever the API answers: every failure is a
@@ -258,9 +286,16 @@ class Registry:
         except Exception as exc:  # noqa: BLE001 - the promise: a call never raises
             return self._crashed(tool, exc)
 
-    async def acall(self, tool: str, args: Any, *, actor: Actor,
-                    approval: Approval | str | None = None, timeout_ms: int | None = None,
-                    dialect: str | None = None) -> CallResult:
+    async def acall(
+        self,
+        tool: str,
+        args: Any,
+        *,
+        actor: Actor,
+        approval: Approval | str | None = None,
+        timeout_ms: int | None = None,
+        dialect: str | None = None,
+    ) -> CallResult:
         """`call` for asyncio (httpx.AsyncClient); same call path, same results, same guarantees."""
         gen = run(self, tool, args, actor, approval, timeout_ms, dialect)
         try:
@@ -274,13 +309,29 @@ class Registry:
         call path settles any receipt it holds itself."""
         name = str(tool)[:200]
         with contextlib.suppress(Exception):  # the audit sink failing must not turn into a raise either
-            self.audit.emit(AuditEvent(self.clock.time(), "", name, "", "result", "error", None, "internal_error",
-                                       {"error": type(exc).__name__}))
+            self.audit.emit(
+                AuditEvent(
+                    self.clock.time(),
+                    "",
+                    name,
+                    "",
+                    "result",
+                    "error",
+                    None,
+                    "internal_error",
+                    {"error": type(exc).__name__},
+                )
+            )
         spec = self.specs.get(name)
-        return CallResult(name, False, error=make_error(
-            "internal_error", f"{name}: the runtime failed while handling the call ({type(exc).__name__}).",
-            result_known=not (spec is not None and spec.mutating)))
-
+        return CallResult(
+            name,
+            False,
+            error=make_error(
+                "internal_error",
+                f"{name}: the runtime failed while handling the call ({type(exc).__name__}).",
+                result_known=not (spec is not None and spec.mutating),
+            ),
+        )
 
     # -- drivers ---------------------------------------------------------------------------------
     # A driver performs the IO the call path yields and never raises: whatever the HTTP client
@@ -289,7 +340,9 @@ class Registry:
     def _send_sync(self, send: Send) -> Outcome:
         with self._client_lock:  # an aggregate's steps send from several threads at once
             if self._client is None:
-                self._client = httpx.Client(follow_redirects=False, verify=tls_context())  # CAs loaded once a process
+                self._client = httpx.Client(
+                    follow_redirects=False, verify=tls_context()
+                )  # CAs loaded once a process
             if not self._deadlines_checked:
                 self._deadlines_checked = True
                 ensure_deadlines(self._client)
@@ -313,8 +366,15 @@ class Registry:
         e.g. another base URL), ``receipt_store_unavailable``."""
         return issuing.approvable_request(self, record_tool, preview_id, actor_id)
 
-    def issue_approval(self, record_tool: str, preview_id: str, *, approved_by: str, actor: str,
-                       ttl_s: float = DEFAULT_APPROVAL_TTL_S) -> str:
+    def issue_approval(
+        self,
+        record_tool: str,
+        preview_id: str,
+        *,
+        approved_by: str,
+        actor: str,
+        ttl_s: float = DEFAULT_APPROVAL_TTL_S,
+    ) -> str:
         """Issue a human's approval of the stored preview `preview_id` of `record_tool`, made by the
         actor `actor`, and return its ``approval_id`` (`toolgen.runtime.serving.issuing.issue_approval`:
         audited, then stored for `ttl_s` seconds; accepted in ``approvals="issued"`` mode only for
@@ -322,8 +382,9 @@ class Registry:
 
         Raises `ValueError` (blank `approved_by`, `ttl_s` outside (0, `MAX_APPROVAL_TTL_S`]) and
         `ToolError` (as `approvable_request`; ``receipt_store_unavailable`` when it cannot be stored)."""
-        return issuing.issue_approval(self, record_tool, preview_id, approved_by=approved_by, actor=actor,
-                                      ttl_s=ttl_s)
+        return issuing.issue_approval(
+            self, record_tool, preview_id, approved_by=approved_by, actor=actor, ttl_s=ttl_s
+        )
 
     def preview_store(self) -> PreviewStore:
         """The store of previews that record tools execute: the one passed in, else the receipt
@@ -345,8 +406,12 @@ class Registry:
     def visible_tools(self, actor: Actor, *, deferred: bool = True) -> list[str]:
         """The names of the tools `actor`'s scopes allow, sorted; ``deferred=False`` leaves out rows
         with ``loading: deferred`` (those a client finds through search)."""
-        return [name for name in self.tool_names()
-                if permits(self.specs[name].row, actor.scopes) and (deferred or not is_deferred(self.specs[name].row))]
+        return [
+            name
+            for name in self.tool_names()
+            if permits(self.specs[name].row, actor.scopes)
+            and (deferred or not is_deferred(self.specs[name].row))
+        ]
 
     def visible_catalog(self, actor: Actor, *, deferred: bool = True) -> list[dict[str, Any]]:
         """`catalog()` cut down to `visible_tools(actor, deferred=...)`: the MCP entries, by name."""
@@ -365,6 +430,17 @@ class Registry:
         call_id = secrets.token_hex(8)
         for step, decision in (("permission", "deny"), ("result", "error")):
             with contextlib.suppress(Exception):  # a failing sink never breaks a refusal
-                self.audit.emit(AuditEvent(self.clock.time(), call_id, tool, actor.id, step, decision, None,
-                                           "permission_denied", {"missing": missing} if step == "permission" else {}))
+                self.audit.emit(
+                    AuditEvent(
+                        self.clock.time(),
+                        call_id,
+                        tool,
+                        actor.id,
+                        step,
+                        decision,
+                        None,
+                        "permission_denied",
+                        {"missing": missing} if step == "permission" else {},
+                    )
+                )
         return CallResult(tool, False, error=error, call_id=call_id)

@@ -46,8 +46,14 @@ from ..pipeline.validate import describe_error
 from .registry import Actor, CallResult, Registry
 from .tool_index import SEARCH_FILE, IndexWarning, ToolIndex, checked_search
 
-__all__ = ["SEARCH_TOOL_NAME", "ToolSearch", "has_deferred", "index_warnings", "search_tool_entry",
-           "searchable_toolsets"]
+__all__ = [
+    "SEARCH_TOOL_NAME",
+    "ToolSearch",
+    "has_deferred",
+    "index_warnings",
+    "search_tool_entry",
+    "searchable_toolsets",
+]
 
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
@@ -60,8 +66,13 @@ def has_deferred(registry: Registry) -> bool:
 def searchable_toolsets(registry: Registry) -> list[str]:
     """The toolsets holding deferred rows of `registry`, sorted (the ``searchable`` toolsets the build
     names in the meta-tool's description)."""
-    return sorted({spec.row.toolset for spec in registry.specs.values()
-                   if is_deferred(spec.row) and spec.row.toolset is not None})
+    return sorted(
+        {
+            spec.row.toolset
+            for spec in registry.specs.values()
+            if is_deferred(spec.row) and spec.row.toolset is not None
+        }
+    )
 
 
 def index_warnings(registry: Registry) -> list[IndexWarning]:
@@ -115,9 +126,15 @@ class ToolSearch:
         if not self._validator.is_valid(args):
             found = describe_error(next(iter(self._validator.iter_errors(args))))
             pointer = found["pointer"]  # a missing member's pointer, or the first unexpected one
-            return self._refuse(call_id, actor, make_error(
-                "invalid_arguments", f"Invalid argument {pointer or '(arguments)'}: {found['message'][:200]}",
-                details={"pointer": pointer}))
+            return self._refuse(
+                call_id,
+                actor,
+                make_error(
+                    "invalid_arguments",
+                    f"Invalid argument {pointer or '(arguments)'}: {found['message'][:200]}",
+                    details={"pointer": pointer},
+                ),
+            )
         limit = int(args.get("limit", DEFAULT_LIMIT))
         ranked = self.index.search(str(args["query"]), scopes=actor.scopes, limit=limit)
         hits = [hit for hit in ranked if self.registry.permits(hit.tool, actor)]
@@ -126,8 +143,10 @@ class ToolSearch:
             by_intent.setdefault(spec.intent, []).append(name)
         names: list[str] = []
         for hit in hits:
-            group = sorted(by_intent.get(self.registry.specs[hit.tool].intent, [hit.tool]),
-                           key=lambda n: (_MODE_ORDER.get(self.registry.specs[n].row.mode, 0), n))
+            group = sorted(
+                by_intent.get(self.registry.specs[hit.tool].intent, [hit.tool]),
+                key=lambda n: (_MODE_ORDER.get(self.registry.specs[n].row.mode, 0), n),
+            )
             names.extend(n for n in group if n not in names and self.registry.permits(n, actor))
         tools = [dict(self.registry.specs[n].catalog) for n in names]
         self._audit(call_id, actor, "search", "allow", None, {"results": len(tools), "hits": len(hits)})
@@ -137,11 +156,30 @@ class ToolSearch:
         return CallResult(SEARCH_TOOL_NAME, True, result=result, call_id=call_id)
 
     def _refuse(self, call_id: str, actor: Actor, error: ToolError) -> CallResult:
-        self._audit(call_id, actor, "validate", "deny", "invalid_arguments", {"pointer": error.details.get("pointer", "")})
+        self._audit(
+            call_id,
+            actor,
+            "validate",
+            "deny",
+            "invalid_arguments",
+            {"pointer": error.details.get("pointer", "")},
+        )
         return CallResult(SEARCH_TOOL_NAME, False, call_id=call_id, error=error)
 
-    def _audit(self, call_id: str, actor: Actor, step: str, decision: str, code: str | None,
-               detail: dict[str, Any]) -> None:
+    def _audit(
+        self, call_id: str, actor: Actor, step: str, decision: str, code: str | None, detail: dict[str, Any]
+    ) -> None:
         with contextlib.suppress(Exception):  # a failing sink never breaks a search
-            self.registry.audit.emit(AuditEvent(self.registry.clock.time(), call_id, SEARCH_TOOL_NAME, actor.id, step, decision,
-                                                None, code, detail))
+            self.registry.audit.emit(
+                AuditEvent(
+                    self.registry.clock.time(),
+                    call_id,
+                    SEARCH_TOOL_NAME,
+                    actor.id,
+                    step,
+                    decision,
+                    None,
+                    code,
+                    detail,
+                )
+            )

@@ -85,6 +85,7 @@ __all__ = ["STOP_WORDS", "Hit", "IndexWarning", "ToolIndex", "checked_search", "
 #: the file `toolgen build` writes the index documents into, beside ``policy.json``
 SEARCH_FILE = "search.json"
 
+
 @dataclass(frozen=True)
 class Hit:
     """One ranked result: the tool to call, its toolset (None when the package has none), the score
@@ -135,9 +136,16 @@ class _Doc:
 class ToolIndex:
     """An in-memory FTS5 index of a package's tools. Build it once, search it many times."""
 
-    def __init__(self, policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]], *,
-                 documents: Sequence[Mapping[str, Any]] | None = None, semantic: Any = None,
-                 embedder: Embedder | None = None, dense: DenseIndex | None = None) -> None:
+    def __init__(
+        self,
+        policy: Mapping[str, Any],
+        catalog: Sequence[Mapping[str, Any]],
+        *,
+        documents: Sequence[Mapping[str, Any]] | None = None,
+        semantic: Any = None,
+        embedder: Embedder | None = None,
+        dense: DenseIndex | None = None,
+    ) -> None:
         """Index `policy` (the ``policy.json`` object) and `catalog` (the ``mcp.json`` entries); with
         `documents` (the ``documents`` of a ``search.json`` written by `toolgen build`), index those
         instead of analysing the package again. Either way the documents are those of
@@ -156,27 +164,41 @@ class ToolIndex:
         self._semantic = None if is_dense(semantic) else SemanticIndex.load(semantic, len(docs), embedder)
         self._dense = dense
         self._db = sqlite3.connect(":memory:")
-        for table, (columns, _) in TABLES.items():  # contentless: search reads rowids and bm25, never the text
-            self._db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5("
-                             f"{', '.join(c for c, _ in columns)}, content='', tokenize='porter unicode61')")
+        for table, (
+            columns,
+            _,
+        ) in TABLES.items():  # contentless: search reads rowids and bm25, never the text
+            self._db.execute(
+                f"CREATE VIRTUAL TABLE {table} USING fts5("
+                f"{', '.join(c for c, _ in columns)}, content='', tokenize='porter unicode61')"
+            )
         self._docs: list[_Doc] = []
         for rowid, document in enumerate(docs, 1):
             fields = document.get("fields") or {}
-            self._docs.append(_Doc(
-                intent=str(document.get("intent")),
-                tools=[(str(tool), frozenset(str(s) for s in scopes)) for tool, scopes in document.get("tools") or []],
-                toolset=str(document["toolset"]) if document.get("toolset") else None,
-                operation=str(document.get("operation")),
-                actions=frozenset(str(a) for a in document.get("actions") or []),
-            ))
+            self._docs.append(
+                _Doc(
+                    intent=str(document.get("intent")),
+                    tools=[
+                        (str(tool), frozenset(str(s) for s in scopes))
+                        for tool, scopes in document.get("tools") or []
+                    ],
+                    toolset=str(document["toolset"]) if document.get("toolset") else None,
+                    operation=str(document.get("operation")),
+                    actions=frozenset(str(a) for a in document.get("actions") or []),
+                )
+            )
             for table, (columns, _) in TABLES.items():
                 self._db.execute(
                     f"INSERT INTO {table}(rowid, {', '.join(c for c, _ in columns)}) "
                     f"VALUES (?, {', '.join('?' for _ in columns)})",
-                    (rowid, *(str(fields.get(c) or "") for c, _ in columns)))
+                    (rowid, *(str(fields.get(c) or "") for c, _ in columns)),
+                )
 
-        paths = {str(r.get("intent") or r.get("tool")): str((r.get("operation") or {}).get("path") or "")
-                 for r in policy.get("tools", []) or [] if isinstance(r, Mapping) and not r.get("composite")}
+        paths = {
+            str(r.get("intent") or r.get("tool")): str((r.get("operation") or {}).get("path") or "")
+            for r in policy.get("tools", []) or []
+            if isinstance(r, Mapping) and not r.get("composite")
+        }
         #: the documents whose operation acts on one item (`toolgen.search.text_index.item_path`)
         self._items = frozenset(i for i, d in enumerate(self._docs, 1) if item_path(paths.get(d.intent, "")))
 
@@ -205,11 +227,22 @@ class ToolIndex:
         ``search.json`` beside the package it was loaded from (`Registry.from_dir`), as `from_dir`
         does (`warnings` included), else analysed here."""
         source = getattr(registry, "source", None)
-        documents, semantic, warning = (checked_search(Path(source) / SEARCH_FILE, registry.policy)
-                                        if source is not None else (None, None, None))
-        dense, unused = _dense_of(Path(source), semantic, documents, embedder) if source is not None else (None, None)
-        index = cls(registry.policy, registry.catalog(), documents=documents, semantic=semantic, embedder=embedder,
-                    dense=dense)
+        documents, semantic, warning = (
+            checked_search(Path(source) / SEARCH_FILE, registry.policy)
+            if source is not None
+            else (None, None, None)
+        )
+        dense, unused = (
+            _dense_of(Path(source), semantic, documents, embedder) if source is not None else (None, None)
+        )
+        index = cls(
+            registry.policy,
+            registry.catalog(),
+            documents=documents,
+            semantic=semantic,
+            embedder=embedder,
+            dense=dense,
+        )
         index.warnings = tuple(w for w in (warning, unused) if w is not None)
         return index
 
@@ -217,12 +250,21 @@ class ToolIndex:
         """(term, table) → the documents whose text in that table contains the term (FTS5 matching,
         so stemmed), for each distinct term of `terms` and each table but the derived ``verbs``: what
         `_coverage` and `_matching` read, asked of SQLite once per term and table."""
-        return {(term, table): {rowid for (rowid,) in self._db.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',))}
-                for term in dict.fromkeys(terms) for table in TABLES if table != "f_verbs"}
+        return {
+            (term, table): {
+                rowid
+                for (rowid,) in self._db.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',)
+                )
+            }
+            for term in dict.fromkeys(terms)
+            for table in TABLES
+            if table != "f_verbs"
+        }
 
-    def _coverage(self, terms: list[str], rows: Mapping[tuple[str, str], set[int]] | None = None
-                  ) -> dict[int, float]:
+    def _coverage(
+        self, terms: list[str], rows: Mapping[tuple[str, str], set[int]] | None = None
+    ) -> dict[int, float]:
         """Per document, the share of the request's distinct terms that its name, title, keywords,
         object, path nouns, arguments or description contain (`rows`: `_term_rows` of `terms`): a
         document that names every thing the request names beats one that matches a single rare word
@@ -264,19 +306,22 @@ class ToolIndex:
             weights = ", ".join(str(w) for _, w in columns)
             get = totals.get
             for rowid, raw in self._db.execute(
-                    f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)):
+                f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
+            ):
                 totals[rowid] = get(rowid, 0.0) - raw * table_weight
         last = [t[1:] for t in head if t.startswith("^")]  # the head noun of a compound object
         head = [t for t in head if not t.startswith("^")]
         if last:
             match_last = " OR ".join(dict.fromkeys(f'"{t}"' for t in last))
             for rowid, raw in self._db.execute(
-                    "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_last,)):
+                "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_last,)
+            ):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_NOUN_WEIGHT
         if head:  # the request's object, matched against the operation's object
             match_head = " OR ".join(dict.fromkeys(f'"{t}"' for t in head))
             for rowid, raw in self._db.execute(
-                    "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)):
+                "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)
+            ):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_WEIGHT
         one = "create" not in actions and names_one(query)  # "delete virtual machine 740"
         # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
@@ -286,7 +331,9 @@ class ToolIndex:
         matched = self._matching(content, term_rows)
         similarity = None
         if self._semantic is not None:
-            similarity = self._semantic.similarity(" ".join(content_terms([t for t in terms if not t.startswith("act")])))
+            similarity = self._semantic.similarity(
+                " ".join(content_terms([t for t in terms if not t.startswith("act")]))
+            )
             if not similarity.any():
                 similarity = None
 
@@ -322,14 +369,20 @@ class ToolIndex:
         if self._dense is not None:
             ranked = self._dense.fuse(query, ranked, lambda rowid: self._visible_tool(rowid, held), limit)
         # best first: score, then tool name; only the `limit` best are made into hits
-        return [Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
-                for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
+        return [
+            Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
+            for negative, tool, rowid in heapq.nsmallest(limit, ranked)
+        ]
 
     def _visible_tool(self, rowid: int, held: Any) -> str | None:
         """The tool of document `rowid` that the caller's scopes `held` allow (None: no filtering)."""
-        return next((t for t, need in self._docs[rowid - 1].tools if held is None or not missing_of(need, held)), None)
+        return next(
+            (t for t, need in self._docs[rowid - 1].tools if held is None or not missing_of(need, held)), None
+        )
 
-    def _fuse(self, ranked: list[tuple[float, str, int]], similarity: Any, limit: int) -> list[tuple[float, str, int]]:
+    def _fuse(
+        self, ranked: list[tuple[float, str, int]], similarity: Any, limit: int
+    ) -> list[tuple[float, str, int]]:
         """The lexical ranking `ranked` ((-score, tool, rowid)) with each score multiplied by
         ``1 + FUSION_WEIGHT × max(0, similarity)``, the document's cosine similarity to the request
         in the semantic space (`toolgen.search.vector_index`). Only documents that name a word of the
@@ -339,15 +392,22 @@ class ToolIndex:
         if len(ranked) > limit:
             floor = -heapq.nsmallest(limit, ranked)[-1][0] / (1 + FUSION_WEIGHT) - 1e-6
             ranked = [entry for entry in ranked if -entry[0] >= floor]
-        return [(-round(-negative * (1 + FUSION_WEIGHT * max(0.0, float(similarity[rowid - 1]))), 6), tool, rowid)
-                for negative, tool, rowid in ranked]
+        return [
+            (-round(-negative * (1 + FUSION_WEIGHT * max(0.0, float(similarity[rowid - 1]))), 6), tool, rowid)
+            for negative, tool, rowid in ranked
+        ]
 
 
 #: the most `ToolIndex.search` multiplies a document's bm25 total by (full coverage, the exact action
 #: boost, no penalty, the one-item boost), with a margin for the order of the float products: a
 #: document whose total times this stays below a score already found cannot outrank it
-_CEILING = ((1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * 1.0) * max(1.0, 1 + EXACT_BOOST, 1 + RELATED_BOOST)
-            * max(1.0, 1 - FAMILY_PENALTY) * max(1.0, 1 + ITEM_BOOST) * (1 + 1e-9))
+_CEILING = (
+    (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * 1.0)
+    * max(1.0, 1 + EXACT_BOOST, 1 + RELATED_BOOST)
+    * max(1.0, 1 - FAMILY_PENALTY)
+    * max(1.0, 1 + ITEM_BOOST)
+    * (1 + 1e-9)
+)
 #: how many documents per place asked for `ToolIndex.search` scores first, by bm25 total, to find
 #: the score the others must be able to reach
 _FIRST = 4
@@ -366,8 +426,9 @@ def _action_factor(actions: set[str], doc_actions: frozenset[str]) -> float:
     return factor
 
 
-def _dense_of(folder: Path, semantic: Any, documents: Sequence[Mapping[str, Any]] | None,
-              embedder: Embedder | None) -> tuple[DenseIndex | None, IndexWarning | None]:
+def _dense_of(
+    folder: Path, semantic: Any, documents: Sequence[Mapping[str, Any]] | None, embedder: Embedder | None
+) -> tuple[DenseIndex | None, IndexWarning | None]:
     """The dense index of the package in `folder` when its ``search.json`` (`semantic`, `documents`)
     asks for one and it loads, else (None, why not: ``search_dense_unavailable``, also logged once).
     The search is then the lexical one: never an error, never stale vectors."""
@@ -378,9 +439,13 @@ def _dense_of(folder: Path, semantic: Any, documents: Sequence[Mapping[str, Any]
         return dense, None
     path = folder / SEARCH_FILE
     warn_once(f"{path}: the dense ranking is off ({problem}); tool search ranks lexically")
-    return None, IndexWarning("search_dense_unavailable", str(path), f"the dense ranking is off: {problem}; "
-                              "tool search ranks lexically", "install the `dense` extra and put the pinned model "
-                              "where search.json names it, or rebuild the package (`toolgen build`)")
+    return None, IndexWarning(
+        "search_dense_unavailable",
+        str(path),
+        f"the dense ranking is off: {problem}; tool search ranks lexically",
+        "install the `dense` extra and put the pinned model "
+        "where search.json names it, or rebuild the package (`toolgen build`)",
+    )
 
 
 def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:
@@ -392,8 +457,9 @@ def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:
     return documents, semantic
 
 
-def checked_search(path: Path, policy: Mapping[str, Any]
-                   ) -> tuple[list[Mapping[str, Any]] | None, Any, IndexWarning | None]:
+def checked_search(
+    path: Path, policy: Mapping[str, Any]
+) -> tuple[list[Mapping[str, Any]] | None, Any, IndexWarning | None]:
     """`load_search`, checked against the package it sits in (`policy`: its ``policy.json`` object):
     the documents are used only when they name exactly the package's tools, each once and with the
     permission its policy row gives it (every row's ``tool`` and ``permission``), as the build
@@ -406,15 +472,28 @@ def checked_search(path: Path, policy: Mapping[str, Any]
     without one is analysed here, by design); so does an empty index of a package without tools."""
     documents, semantic, problem = _read_search(path)
     if problem is not None:
-        return None, None, IndexWarning("search_index_unreadable", str(path), f"not a tool-search index this "
-                                        f"runtime reads ({problem}): tool search analyses the package instead")
+        return (
+            None,
+            None,
+            IndexWarning(
+                "search_index_unreadable",
+                str(path),
+                f"not a tool-search index this "
+                f"runtime reads ({problem}): tool search analyses the package instead",
+            ),
+        )
     if documents is None:
         return None, None, None
     rows = policy.get("tools") if isinstance(policy, Mapping) else None
     # each tool with its permission, as `toolgen.search.text_index.search_documents` writes it from the policy
-    wanted = Counter((str(row.get("tool")), tuple(sorted({str(s) for s in row.get("permission") or []})))
-                     for row in rows or [] if isinstance(row, Mapping))
-    found = Counter((tool, tuple(sorted(set(scopes)))) for document in documents for tool, scopes in document["tools"])
+    wanted = Counter(
+        (str(row.get("tool")), tuple(sorted({str(s) for s in row.get("permission") or []})))
+        for row in rows or []
+        if isinstance(row, Mapping)
+    )
+    found = Counter(
+        (tool, tuple(sorted(set(scopes)))) for document in documents for tool, scopes in document["tools"]
+    )
     if found == wanted:
         return documents, semantic, None
     tools, indexed = {tool for tool, _ in wanted}, {tool for tool, _ in found}
@@ -425,13 +504,28 @@ def checked_search(path: Path, policy: Mapping[str, Any]
     if not documents:
         what = f"it has no documents, while the package has {len(tools)} tool{'s' if len(tools) != 1 else ''}"
     else:
-        parts = [f"{len(missing)} of the package's tools are not in it (e.g. {_some(missing)})"] if missing else []
+        parts = (
+            [f"{len(missing)} of the package's tools are not in it (e.g. {_some(missing)})"]
+            if missing
+            else []
+        )
         parts += [f"it names {len(extra)} tools the package lacks (e.g. {_some(extra)})"] if extra else []
         parts += [f"it names {len(twice)} tools more than once (e.g. {_some(twice)})"] if twice else []
-        parts += [f"it gives {len(other)} tools another permission than policy.json does (e.g. {_some(other)})"] if other else []
+        parts += (
+            [f"it gives {len(other)} tools another permission than policy.json does (e.g. {_some(other)})"]
+            if other
+            else []
+        )
         what = " and ".join(parts)
-    return None, None, IndexWarning("search_index_mismatch", str(path), f"the index is not this package's: {what}; "
-                                    "tool search analyses the package instead")
+    return (
+        None,
+        None,
+        IndexWarning(
+            "search_index_mismatch",
+            str(path),
+            f"the index is not this package's: {what}; tool search analyses the package instead",
+        ),
+    )
 
 
 def _some(names: list[str]) -> str:
@@ -468,10 +562,20 @@ def _well_formed(document: Any) -> bool:
     ``operation`` and ``toolset`` strings (or null), ``actions`` a list of strings, ``fields`` an
     object of strings, ``tools`` a list of [tool, [scope, ...]] of strings."""
     text = (str, type(None))
-    return (isinstance(document, dict)
-            and all(isinstance(document.get(k), text) for k in ("intent", "operation", "toolset"))
-            and isinstance(actions := document.get("actions", []), list) and all(isinstance(a, str) for a in actions)
-            and isinstance(fields := document.get("fields"), dict) and all(isinstance(v, text) for v in fields.values())
-            and isinstance(tools := document.get("tools"), list)
-            and all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str) and isinstance(t[1], list)
-                    and all(isinstance(s, str) for s in t[1]) for t in tools))
+    return (
+        isinstance(document, dict)
+        and all(isinstance(document.get(k), text) for k in ("intent", "operation", "toolset"))
+        and isinstance(actions := document.get("actions", []), list)
+        and all(isinstance(a, str) for a in actions)
+        and isinstance(fields := document.get("fields"), dict)
+        and all(isinstance(v, text) for v in fields.values())
+        and isinstance(tools := document.get("tools"), list)
+        and all(
+            isinstance(t, list)
+            and len(t) == 2
+            and isinstance(t[0], str)
+            and isinstance(t[1], list)
+            and all(isinstance(s, str) for s in t[1])
+            for t in tools
+        )
+    )

@@ -56,9 +56,16 @@ def _fork_worker(run: Callable[[], int]) -> int:
     return pid
 
 
-def supervise(count: int, run: Callable[[], int], *, log: Callable[[str], None],
-              max_restarts: int = MAX_RESTARTS, window_s: float = RESTART_WINDOW_S, grace_s: float = GRACE_S,
-              clock: Clock = SYSTEM) -> int:
+def supervise(
+    count: int,
+    run: Callable[[], int],
+    *,
+    log: Callable[[str], None],
+    max_restarts: int = MAX_RESTARTS,
+    window_s: float = RESTART_WINDOW_S,
+    grace_s: float = GRACE_S,
+    clock: Clock = SYSTEM,
+) -> int:
     """Run `count` (≥ 1) workers of `run` until SIGINT/SIGTERM; the service's exit code (0 stopped,
     1 gave up on a worker that kept dying). Raises `ValueError` for `count` < 1."""
     if count < 1:
@@ -91,10 +98,15 @@ def supervise(count: int, run: Callable[[], int], *, log: Callable[[str], None],
                 break
             now = clock.monotonic()
             deaths = [t for t in deaths if now - t < window_s] + [now]
-            how = (f"signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status)
-                   else f"exit code {os.waitstatus_to_exitcode(status)}")
+            how = (
+                f"signal {-os.waitstatus_to_exitcode(status)}"
+                if os.WIFSIGNALED(status)
+                else f"exit code {os.waitstatus_to_exitcode(status)}"
+            )
             if len(deaths) > max_restarts:
-                log(f"worker {pid} died ({how}); {len(deaths)} deaths within {window_s:.0f} s: stopping the service")
+                log(
+                    f"worker {pid} died ({how}); {len(deaths)} deaths within {window_s:.0f} s: stopping the service"
+                )
                 code = 1
                 break
             log(f"worker {pid} died ({how}); starting another")

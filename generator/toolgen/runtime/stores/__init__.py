@@ -90,22 +90,25 @@ def receipts_from_url(spec: str | os.PathLike[str], *, clock: Clock = SYSTEM) ->
     if kind == "sqlite":
         text = os.fspath(spec)
         if isinstance(text, str) and text.lower().startswith("sqlite://"):
-            text = text[len("sqlite://"):]
+            text = text[len("sqlite://") :]
             text = text.removeprefix("/")
             if not text:
                 raise ValueError("a sqlite:// receipts URL needs a file: sqlite:///receipts.sqlite3")
         return SqliteReceiptStore(text, clock=clock)
     if kind == "postgres":
         return _postgres_from_url(str(spec), clock)
-    own, url = _take_options(str(spec), ("prefix", "completed_ttl"),
-                             _REDIS_SCHEMES[urlsplit(str(spec)).scheme.lower()])
+    own, url = _take_options(
+        str(spec), ("prefix", "completed_ttl"), _REDIS_SCHEMES[urlsplit(str(spec)).scheme.lower()]
+    )
     completed_ttl: float | None = None
     ttl = own.get("completed_ttl", "")
     try:
         completed_ttl = float(ttl) if ttl not in ("", "none", "0") else None
     except ValueError:
         raise ValueError(f"completed_ttl must be a number of seconds, not {ttl!r}") from None
-    return RedisReceiptStore(url, prefix=own.get("prefix", DEFAULT_PREFIX), completed_ttl=completed_ttl, clock=clock)
+    return RedisReceiptStore(
+        url, prefix=own.get("prefix", DEFAULT_PREFIX), completed_ttl=completed_ttl, clock=clock
+    )
 
 
 def _postgres_from_url(spec: str, clock: Clock = SYSTEM) -> PostgresReceiptStore:
@@ -116,8 +119,13 @@ def _postgres_from_url(spec: str, clock: Clock = SYSTEM) -> PostgresReceiptStore
     timeout = own.get("connect_timeout", str(CONNECT_TIMEOUT))
     if not timeout.isdigit() or int(timeout) < 1:
         raise ValueError(f"connect_timeout must be a whole number of seconds, at least 1, not {timeout!r}")
-    return PostgresReceiptStore(url, table_prefix=own.get("table_prefix", DEFAULT_TABLE_PREFIX), pool_size=int(pool),
-                                connect_timeout=float(timeout), clock=clock)
+    return PostgresReceiptStore(
+        url,
+        table_prefix=own.get("table_prefix", DEFAULT_TABLE_PREFIX),
+        pool_size=int(pool),
+        connect_timeout=float(timeout),
+        clock=clock,
+    )
 
 
 def _take_options(spec: str, names: tuple[str, ...], scheme: str | None = None) -> tuple[dict[str, str], str]:
@@ -136,8 +144,27 @@ def _take_options(spec: str, names: tuple[str, ...], scheme: str | None = None) 
     return own, f"{scheme or parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
 
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "LayoutError", "LimitTake", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",
-           "PostgresReceiptStore", "PreviewStore",
-           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore",
-           "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "limit_refusal", "receipts_from_url",
-           "receipts_scheme", "spend_digest"]
+__all__ = [
+    "DEFAULT_PREFIX",
+    "DEFAULT_RECEIPTS_PATH",
+    "SPEND_MARGIN_S",
+    "LayoutError",
+    "LimitTake",
+    "MemoryPreviewStore",
+    "MemoryReceiptStore",
+    "PostgresPreviewStore",
+    "PostgresReceiptStore",
+    "PreviewStore",
+    "Receipt",
+    "ReceiptState",
+    "ReceiptStore",
+    "RedisPreviewStore",
+    "RedisReceiptStore",
+    "SqlitePreviewStore",
+    "SqliteReceiptStore",
+    "StoredPreview",
+    "limit_refusal",
+    "receipts_from_url",
+    "receipts_scheme",
+    "spend_digest",
+]

@@ -46,7 +46,9 @@ def spend_digest(scope: str, token: str) -> str:
     """The store key of a spent approval: ``"hmac-sha256:" + hex(HMAC-SHA256(key=scope, token))``,
     keyed by the approval's scope (``"<api>/<record tool>#approval"``) so the digest of one tool's
     approval says nothing about another's, and never the token itself."""
-    mac = hmac.new(scope.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    mac = hmac.new(
+        scope.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass"), hashlib.sha256
+    )
     return "hmac-sha256:" + mac.hexdigest()
 
 
@@ -114,7 +116,9 @@ class Receipt:
     def lease_expired(self, now: float) -> bool:
         """True for a ``pending`` receipt with a stored lease that ran out: its owner is gone, and
         the store reports (and stores) it as ``unknown``."""
-        return self.state == "pending" and self.lease_ms > 0 and (now - self.updated_at) * 1000 >= self.lease_ms
+        return (
+            self.state == "pending" and self.lease_ms > 0 and (now - self.updated_at) * 1000 >= self.lease_ms
+        )
 
 
 class ReceiptStore(Protocol):

@@ -38,8 +38,9 @@ class MemoryReceiptStore:
             if existing is not None:
                 return existing
             now = self.clock.time()
-            self._data[(scope, key)] = Receipt(scope, key, fingerprint, "pending", actor, None, None, now, now,
-                                               int(lease_ms))
+            self._data[(scope, key)] = Receipt(
+                scope, key, fingerprint, "pending", actor, None, None, now, now, int(lease_ms)
+            )
             return None
 
     def _set(self, scope: str, key: str, only_from: tuple[ReceiptState, ...], **changes: Any) -> None:
@@ -51,7 +52,9 @@ class MemoryReceiptStore:
     # the same state rules as SqliteReceiptStore: a completed receipt is never reopened or released
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
         copy = json.loads(json.dumps(result, ensure_ascii=False))  # stored as JSON, like the other stores
-        self._set(scope, key, ("pending", "unknown", "completed"), state="completed", result=copy, status=status)
+        self._set(
+            scope, key, ("pending", "unknown", "completed"), state="completed", result=copy, status=status
+        )
 
     def mark_unknown(self, scope: str, key: str) -> None:
         self._set(scope, key, ("pending",), state="unknown")
@@ -108,7 +111,11 @@ class MemoryReceiptStore:
         entries past theirs; returns how many receipts were deleted (as `SqliteReceiptStore.purge`)."""
         now = self.clock.time()
         with self._lock:
-            old = [k for k, r in self._data.items() if r.state == "completed" and r.updated_at < now - older_than_seconds]
+            old = [
+                k
+                for k, r in self._data.items()
+                if r.state == "completed" and r.updated_at < now - older_than_seconds
+            ]
             for k in old:
                 del self._data[k]
             for k in [k for k, (_, keep) in self._spends.items() if keep is not None and keep < now]:

@@ -64,8 +64,10 @@ def _import_psycopg() -> tuple[Any, Any]:
         import psycopg
         import psycopg_pool
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("a postgresql:// receipt store needs psycopg and psycopg-pool: pip install -e "
-                          '".[postgres]" in a clone of toolgen (it is not on a package index)') from exc
+        raise ImportError(
+            "a postgresql:// receipt store needs psycopg and psycopg-pool: pip install -e "
+            '".[postgres]" in a clone of toolgen (it is not on a package index)'
+        ) from exc
     return psycopg, psycopg_pool
 
 
@@ -122,11 +124,20 @@ class PostgresReceiptStore:
     database cannot be reached, `RuntimeError` for tables of a newer schema version or of none.
     """
 
-    def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = CONNECT_TIMEOUT,
-                 pool_size: int = POOL_SIZE, *, clock: Clock = SYSTEM) -> None:
+    def __init__(
+        self,
+        url: str,
+        table_prefix: str = DEFAULT_TABLE_PREFIX,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        pool_size: int = POOL_SIZE,
+        *,
+        clock: Clock = SYSTEM,
+    ) -> None:
         self.clock = clock
         if not isinstance(table_prefix, str) or not _IDENT.fullmatch(table_prefix):
-            raise ValueError(f"table prefix {table_prefix!r}: use lowercase letters, digits and '_' (at most 41)")
+            raise ValueError(
+                f"table prefix {table_prefix!r}: use lowercase letters, digits and '_' (at most 41)"
+            )
         if not 1 <= pool_size <= 100:
             raise ValueError(f"pool_size must be between 1 and 100, not {pool_size}")
         _, pool_module = _import_psycopg()
@@ -134,9 +145,15 @@ class PostgresReceiptStore:
         self.prefix = table_prefix
         self._previews: PostgresPreviewStore | None = None
         self._pool = pool_module.ConnectionPool(
-            url, min_size=1, max_size=pool_size, open=False, timeout=connect_timeout, name=f"toolgen-{table_prefix}",
+            url,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            timeout=connect_timeout,
+            name=f"toolgen-{table_prefix}",
             kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))},
-            check=pool_module.ConnectionPool.check_connection)
+            check=pool_module.ConnectionPool.check_connection,
+        )
         try:
             self._pool.open(wait=True, timeout=connect_timeout)
             self._run(self._migrate)
@@ -149,29 +166,41 @@ class PostgresReceiptStore:
         refuse a database written by a newer toolgen, and tables of the prefix that carry no schema
         version (a layout this toolgen does not write: never read or converted)."""
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-schema:{self.prefix}",))
-        cur.execute(f"CREATE TABLE IF NOT EXISTS {self.prefix}meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        cur.execute(
+            f"CREATE TABLE IF NOT EXISTS {self.prefix}meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
         cur.execute(f"SELECT value FROM {self.prefix}meta WHERE name='schema-version'")
         row = cur.fetchone()
         version = int(row[0]) if row is not None else 0
         if version == 0:
-            cur.execute("SELECT to_regclass(%s), to_regclass(%s), to_regclass(%s)",
-                        tuple(f"{self.prefix}{t}" for t in ("receipts", "spends", "previews")))
+            cur.execute(
+                "SELECT to_regclass(%s), to_regclass(%s), to_regclass(%s)",
+                tuple(f"{self.prefix}{t}" for t in ("receipts", "spends", "previews")),
+            )
             found = [name for name in (cur.fetchone() or ()) if name is not None]
             if found:
-                raise RuntimeError(f"the tables {', '.join(map(str, found))} carry no schema version (a layout this "
-                                   "toolgen does not write); they are not read or converted: drop them, or use "
-                                   "another table_prefix")
+                raise RuntimeError(
+                    f"the tables {', '.join(map(str, found))} carry no schema version (a layout this "
+                    "toolgen does not write); they are not read or converted: drop them, or use "
+                    "another table_prefix"
+                )
         if version > SCHEMA_VERSION:
-            raise RuntimeError(f"the tables {self.prefix}* hold schema version {version}, written by a newer toolgen "
-                               f"(this one knows {SCHEMA_VERSION}): upgrade toolgen, or use another table_prefix")
+            raise RuntimeError(
+                f"the tables {self.prefix}* hold schema version {version}, written by a newer toolgen "
+                f"(this one knows {SCHEMA_VERSION}): upgrade toolgen, or use another table_prefix"
+            )
         for step in range(version, SCHEMA_VERSION):
             for statement in _MIGRATIONS[step](self.prefix):
                 cur.execute(statement)
-        cur.execute(f"INSERT INTO {self.prefix}meta (name, value) VALUES ('schema-version', %s) ON CONFLICT (name)"
-                    " DO UPDATE SET value = EXCLUDED.value", (str(SCHEMA_VERSION),))
+        cur.execute(
+            f"INSERT INTO {self.prefix}meta (name, value) VALUES ('schema-version', %s) ON CONFLICT (name)"
+            " DO UPDATE SET value = EXCLUDED.value",
+            (str(SCHEMA_VERSION),),
+        )
 
     def schema_version(self) -> int:
         """The schema version of this store's tables (`SCHEMA_VERSION` once opened)."""
+
         def work(cur: Any) -> int:
             cur.execute(f"SELECT value FROM {self.prefix}meta WHERE name='schema-version'")
             return int(cur.fetchone()[0])
@@ -190,53 +219,85 @@ class PostgresReceiptStore:
     # -- ReceiptStore ----------------------------------------------------------------------------
 
     def _expire_lease(self, cur: Any, now: float, scope: str, key: str) -> None:
-        cur.execute(f"UPDATE {self.prefix}receipts SET state='unknown', updated_at=%s WHERE scope=%s AND key=%s"
-                    " AND state='pending' AND lease_ms > 0 AND (%s - updated_at) * 1000 >= lease_ms",
-                    (now, scope, key, now))
+        cur.execute(
+            f"UPDATE {self.prefix}receipts SET state='unknown', updated_at=%s WHERE scope=%s AND key=%s"
+            " AND state='pending' AND lease_ms > 0 AND (%s - updated_at) * 1000 >= lease_ms",
+            (now, scope, key, now),
+        )
 
     def _select(self, cur: Any, scope: str, key: str) -> Receipt | None:
-        cur.execute(f"SELECT fingerprint, state, actor, result, status, created_at, updated_at, lease_ms FROM"
-                    f" {self.prefix}receipts WHERE scope=%s AND key=%s", (scope, key))
+        cur.execute(
+            f"SELECT fingerprint, state, actor, result, status, created_at, updated_at, lease_ms FROM"
+            f" {self.prefix}receipts WHERE scope=%s AND key=%s",
+            (scope, key),
+        )
         row = cur.fetchone()
         if row is None:
             return None
         fingerprint, state, actor, result, status, created, updated, lease_ms = row
-        return Receipt(scope, key, fingerprint, cast(ReceiptState, state), actor,
-                       json.loads(result) if result is not None else None, status, float(created), float(updated),
-                       int(lease_ms or 0))
+        return Receipt(
+            scope,
+            key,
+            fingerprint,
+            cast(ReceiptState, state),
+            actor,
+            json.loads(result) if result is not None else None,
+            status,
+            float(created),
+            float(updated),
+            int(lease_ms or 0),
+        )
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         now = self.clock.time()
 
         def work(cur: Any) -> Receipt | None:
             self._expire_lease(cur, now, scope, key)
-            cur.execute(f"INSERT INTO {self.prefix}receipts (scope, key, fingerprint, state, actor, created_at,"
-                        " updated_at, lease_ms) VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s)"
-                        " ON CONFLICT (scope, key) DO NOTHING", (scope, key, fingerprint, actor, now, now,
-                                                                 int(lease_ms)))
+            cur.execute(
+                f"INSERT INTO {self.prefix}receipts (scope, key, fingerprint, state, actor, created_at,"
+                " updated_at, lease_ms) VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s)"
+                " ON CONFLICT (scope, key) DO NOTHING",
+                (scope, key, fingerprint, actor, now, now, int(lease_ms)),
+            )
             return None if cur.rowcount == 1 else self._select(cur, scope, key)
 
         return self._run(work)
 
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
         text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
-        self._run(lambda cur: cur.execute(
-            f"UPDATE {self.prefix}receipts SET state='completed', result=%s, status=%s, updated_at=%s"
-            " WHERE scope=%s AND key=%s", (text, int(status), self.clock.time(), scope, key)))
+        self._run(
+            lambda cur: cur.execute(
+                f"UPDATE {self.prefix}receipts SET state='completed', result=%s, status=%s, updated_at=%s"
+                " WHERE scope=%s AND key=%s",
+                (text, int(status), self.clock.time(), scope, key),
+            )
+        )
 
     def mark_unknown(self, scope: str, key: str) -> None:
-        self._run(lambda cur: cur.execute(
-            f"UPDATE {self.prefix}receipts SET state='unknown', updated_at=%s WHERE scope=%s AND key=%s"
-            " AND state='pending'", (self.clock.time(), scope, key)))
+        self._run(
+            lambda cur: cur.execute(
+                f"UPDATE {self.prefix}receipts SET state='unknown', updated_at=%s WHERE scope=%s AND key=%s"
+                " AND state='pending'",
+                (self.clock.time(), scope, key),
+            )
+        )
 
     def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
-        self._run(lambda cur: cur.execute(
-            f"UPDATE {self.prefix}receipts SET state='pending', updated_at=%s, lease_ms=%s WHERE scope=%s"
-            " AND key=%s AND state!='completed'", (self.clock.time(), int(lease_ms), scope, key)))
+        self._run(
+            lambda cur: cur.execute(
+                f"UPDATE {self.prefix}receipts SET state='pending', updated_at=%s, lease_ms=%s WHERE scope=%s"
+                " AND key=%s AND state!='completed'",
+                (self.clock.time(), int(lease_ms), scope, key),
+            )
+        )
 
     def release(self, scope: str, key: str) -> None:
-        self._run(lambda cur: cur.execute(
-            f"DELETE FROM {self.prefix}receipts WHERE scope=%s AND key=%s AND state!='completed'", (scope, key)))
+        self._run(
+            lambda cur: cur.execute(
+                f"DELETE FROM {self.prefix}receipts WHERE scope=%s AND key=%s AND state!='completed'",
+                (scope, key),
+            )
+        )
 
     def get(self, scope: str, key: str) -> Receipt | None:
         now = self.clock.time()
@@ -251,22 +312,32 @@ class PostgresReceiptStore:
         now = self.clock.time()
 
         def work(cur: Any) -> str | None:
-            cur.execute(f"DELETE FROM {self.prefix}spends WHERE scope=%s AND digest=%s AND keep_until < %s",
-                        (scope, digest, now))
-            cur.execute(f"INSERT INTO {self.prefix}spends (scope, digest, action, actor, created_at, keep_until)"
-                        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (scope, digest) DO NOTHING",
-                        (scope, digest, action, actor, now, spend_expiry(until)))
+            cur.execute(
+                f"DELETE FROM {self.prefix}spends WHERE scope=%s AND digest=%s AND keep_until < %s",
+                (scope, digest, now),
+            )
+            cur.execute(
+                f"INSERT INTO {self.prefix}spends (scope, digest, action, actor, created_at, keep_until)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (scope, digest) DO NOTHING",
+                (scope, digest, action, actor, now, spend_expiry(until)),
+            )
             if cur.rowcount == 1:
                 return None
-            cur.execute(f"SELECT action FROM {self.prefix}spends WHERE scope=%s AND digest=%s", (scope, digest))
+            cur.execute(
+                f"SELECT action FROM {self.prefix}spends WHERE scope=%s AND digest=%s", (scope, digest)
+            )
             row = cur.fetchone()
             return None if row is None else str(row[0])
 
         return self._run(work)
 
     def unspend(self, scope: str, digest: str, action: str) -> None:
-        self._run(lambda cur: cur.execute(
-            f"DELETE FROM {self.prefix}spends WHERE scope=%s AND digest=%s AND action=%s", (scope, digest, action)))
+        self._run(
+            lambda cur: cur.execute(
+                f"DELETE FROM {self.prefix}spends WHERE scope=%s AND digest=%s AND action=%s",
+                (scope, digest, action),
+            )
+        )
 
     def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
         """`ReceiptStore.take` in one transaction holding an advisory lock per bucket (taken in sorted
@@ -277,16 +348,23 @@ class PostgresReceiptStore:
 
         def work(cur: Any) -> None:
             for bucket in sorted({take.bucket for take in takes}):
-                cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-limit:{self.prefix}:{bucket}",))
+                cur.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-limit:{self.prefix}:{bucket}",)
+                )
             for index, take in enumerate(takes):
                 cur.execute(f"DELETE FROM {table} WHERE bucket=%s AND expires_at <= %s", (take.bucket, now))
                 cur.execute(f"SELECT cost, expires_at FROM {table} WHERE bucket=%s", (take.bucket,))
-                wait = limit_refusal([(float(c), float(e)) for c, e in cur.fetchall()], take.cost, take.max, now)
+                wait = limit_refusal(
+                    [(float(c), float(e)) for c, e in cur.fetchall()], take.cost, take.max, now
+                )
                 if wait is not None:
                     raise _Refused((index, wait))
-                cur.execute(f"INSERT INTO {table} (bucket, token, cost, expires_at) VALUES (%s, %s, %s, %s)"
-                            " ON CONFLICT (bucket, token) DO UPDATE SET cost=EXCLUDED.cost,"
-                            " expires_at=EXCLUDED.expires_at", (take.bucket, take.token, take.cost, now + take.keep_s))
+                cur.execute(
+                    f"INSERT INTO {table} (bucket, token, cost, expires_at) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (bucket, token) DO UPDATE SET cost=EXCLUDED.cost,"
+                    " expires_at=EXCLUDED.expires_at",
+                    (take.bucket, take.token, take.cost, now + take.keep_s),
+                )
 
         try:
             self._run(work)
@@ -297,7 +375,9 @@ class PostgresReceiptStore:
     def give(self, takes: Sequence[LimitTake]) -> None:
         def work(cur: Any) -> None:
             for take in takes:
-                cur.execute(f"DELETE FROM {self.prefix}limits WHERE bucket=%s AND token=%s", (take.bucket, take.token))
+                cur.execute(
+                    f"DELETE FROM {self.prefix}limits WHERE bucket=%s AND token=%s", (take.bucket, take.token)
+                )
 
         self._run(work)
 
@@ -319,8 +399,10 @@ class PostgresReceiptStore:
         now = self.clock.time()
 
         def work(cur: Any) -> int:
-            cur.execute(f"DELETE FROM {self.prefix}receipts WHERE state='completed' AND updated_at < %s",
-                        (now - older_than_seconds,))
+            cur.execute(
+                f"DELETE FROM {self.prefix}receipts WHERE state='completed' AND updated_at < %s",
+                (now - older_than_seconds,),
+            )
             deleted = int(cur.rowcount)
             cur.execute(f"DELETE FROM {self.prefix}spends WHERE keep_until < %s", (now,))
             cur.execute(f"DELETE FROM {self.prefix}limits WHERE expires_at <= %s", (now,))
@@ -333,8 +415,11 @@ class PostgresReceiptStore:
         every worker sharing this database accepts the others' cursors."""
 
         def work(cur: Any) -> str:
-            cur.execute(f"INSERT INTO {self.prefix}meta (name, value) VALUES ('cursor-key', %s)"
-                        " ON CONFLICT (name) DO NOTHING", (secrets.token_hex(32),))
+            cur.execute(
+                f"INSERT INTO {self.prefix}meta (name, value) VALUES ('cursor-key', %s)"
+                " ON CONFLICT (name) DO NOTHING",
+                (secrets.token_hex(32),),
+            )
             cur.execute(f"SELECT value FROM {self.prefix}meta WHERE name='cursor-key'")
             return str(cur.fetchone()[0])
 
@@ -344,7 +429,9 @@ class PostgresReceiptStore:
         except ValueError:
             data = b""
         if len(data) < 32:
-            raise ValueError(f"the row 'cursor-key' of {self.prefix}meta holds no usable cursor key (64 hex digits)")
+            raise ValueError(
+                f"the row 'cursor-key' of {self.prefix}meta holds no usable cursor key (64 hex digits)"
+            )
         return data[:32]
 
 
@@ -355,8 +442,12 @@ class PostgresPreviewStore:
     previews or `max_bytes_per_actor` bytes (never the one just stored), all in one transaction under
     an advisory lock on the actor."""
 
-    def __init__(self, store: PostgresReceiptStore, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
-                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
+    def __init__(
+        self,
+        store: PostgresReceiptStore,
+        max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
+        max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR,
+    ) -> None:
         self._store = store
         self.max_per_actor = max(1, int(max_per_actor))
         self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
@@ -370,19 +461,32 @@ class PostgresPreviewStore:
         def work(cur: Any) -> None:
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-previews:actor:{owner[1]}",))
             cur.execute(f"DELETE FROM {table} WHERE keep_until < %s", (self._store.clock.time(),))
-            cur.execute(f"INSERT INTO {table} (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
-                        " keep_until, size) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (scope, actor,"
-                        " preview_id) DO UPDATE SET intent=EXCLUDED.intent, arguments=EXCLUDED.arguments,"
-                        " created_at=EXCLUDED.created_at, expires_at=EXCLUDED.expires_at,"
-                        " keep_until=EXCLUDED.keep_until, size=EXCLUDED.size",
-                        (*owner, preview.preview_id, preview.intent, text, preview.created_at, preview.expires_at,
-                         _keep_until(preview), size))
+            cur.execute(
+                f"INSERT INTO {table} (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
+                " keep_until, size) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (scope, actor,"
+                " preview_id) DO UPDATE SET intent=EXCLUDED.intent, arguments=EXCLUDED.arguments,"
+                " created_at=EXCLUDED.created_at, expires_at=EXCLUDED.expires_at,"
+                " keep_until=EXCLUDED.keep_until, size=EXCLUDED.size",
+                (
+                    *owner,
+                    preview.preview_id,
+                    preview.intent,
+                    text,
+                    preview.created_at,
+                    preview.expires_at,
+                    _keep_until(preview),
+                    size,
+                ),
+            )
             cur.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) FROM {table} WHERE actor=%s", (owner[1],))
             count, total = (int(v) for v in cur.fetchone())
             if count <= self.max_per_actor and total <= self.max_bytes_per_actor:
                 return
-            cur.execute(f"SELECT scope, preview_id, size FROM {table} WHERE actor=%s"
-                        " ORDER BY created_at, scope, preview_id", (owner[1],))
+            cur.execute(
+                f"SELECT scope, preview_id, size FROM {table} WHERE actor=%s"
+                " ORDER BY created_at, scope, preview_id",
+                (owner[1],),
+            )
             victims: list[tuple[str, str]] = []
             for scope, preview_id, row_size in cur.fetchall():
                 if count <= 1 or (count <= self.max_per_actor and total <= self.max_bytes_per_actor):
@@ -391,20 +495,26 @@ class PostgresPreviewStore:
                     victims.append((str(scope), str(preview_id)))
                     count, total = count - 1, total - int(row_size)
             for scope, preview_id in victims:
-                cur.execute(f"DELETE FROM {table} WHERE scope=%s AND actor=%s AND preview_id=%s",
-                            (scope, owner[1], preview_id))
+                cur.execute(
+                    f"DELETE FROM {table} WHERE scope=%s AND actor=%s AND preview_id=%s",
+                    (scope, owner[1], preview_id),
+                )
 
         self._store._run(work)
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         def work(cur: Any) -> Any:
-            cur.execute(f"SELECT intent, arguments, created_at, expires_at FROM {self._store.prefix}previews"
-                        " WHERE scope=%s AND actor=%s AND preview_id=%s", (scope, actor, preview_id))
+            cur.execute(
+                f"SELECT intent, arguments, created_at, expires_at FROM {self._store.prefix}previews"
+                " WHERE scope=%s AND actor=%s AND preview_id=%s",
+                (scope, actor, preview_id),
+            )
             return cur.fetchone()
 
         row = self._store._run(work)
         if row is None:
             return None
         intent, text, created, expires = row
-        return StoredPreview(scope, actor, preview_id, str(intent), _arguments(str(text)), float(created),
-                             float(expires))
+        return StoredPreview(
+            scope, actor, preview_id, str(intent), _arguments(str(text)), float(created), float(expires)
+        )

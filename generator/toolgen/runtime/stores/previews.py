@@ -100,8 +100,13 @@ class MemoryPreviewStore:
     previews past their deletion time (a heap ordered by it) and evicts beyond `max_per_actor`
     previews or `max_bytes_per_actor` bytes of arguments per actor (all scopes): O(log n) per write."""
 
-    def __init__(self, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
-                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR, *, clock: Clock = SYSTEM) -> None:
+    def __init__(
+        self,
+        max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
+        max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR,
+        *,
+        clock: Clock = SYSTEM,
+    ) -> None:
         self.clock = clock
         self.max_per_actor = max(1, int(max_per_actor))
         self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
@@ -143,8 +148,9 @@ class MemoryPreviewStore:
             owner = self._order.setdefault(preview.actor, {})
             owner[(key[0], key[2])] = len(text.encode("utf-8", "surrogatepass"))
             self._bytes[preview.actor] = self._bytes.get(preview.actor, 0) + owner[(key[0], key[2])]
-            while len(owner) > 1 and (len(owner) > self.max_per_actor
-                                      or self._bytes[preview.actor] > self.max_bytes_per_actor):
+            while len(owner) > 1 and (
+                len(owner) > self.max_per_actor or self._bytes[preview.actor] > self.max_bytes_per_actor
+            ):
                 scope, preview_id = next(iter(owner))
                 self._delete((scope, preview.actor, preview_id))
             if len(self._deadlines) > 2 * len(self._data) + 64:  # refreshed entries left behind
@@ -157,8 +163,15 @@ class MemoryPreviewStore:
         if found is None:
             return None
         preview, text = found
-        return StoredPreview(preview.scope, preview.actor, preview.preview_id, preview.intent, _arguments(text),
-                             preview.created_at, preview.expires_at)
+        return StoredPreview(
+            preview.scope,
+            preview.actor,
+            preview.preview_id,
+            preview.intent,
+            _arguments(text),
+            preview.created_at,
+            preview.expires_at,
+        )
 
 
 _SCHEMA = """
@@ -181,24 +194,49 @@ _INDEXES = (
 )
 # per actor (all scopes): how many previews and how many bytes of arguments, kept by triggers
 _TOTALS = (
-    ("CREATE TABLE IF NOT EXISTS preview_actor_totals (actor TEXT NOT NULL PRIMARY KEY, count INTEGER NOT NULL,"
-    " bytes INTEGER NOT NULL) WITHOUT ROWID"),
-    ("CREATE TRIGGER IF NOT EXISTS previews_actor_counted AFTER INSERT ON previews BEGIN"
-    " INSERT INTO preview_actor_totals (actor, count, bytes) VALUES (new.actor, 1, new.size)"
-    " ON CONFLICT (actor) DO UPDATE SET count = count + 1, bytes = bytes + new.size; END"),
-    ("CREATE TRIGGER IF NOT EXISTS previews_actor_uncounted AFTER DELETE ON previews BEGIN"
-    " UPDATE preview_actor_totals SET count = count - 1, bytes = bytes - old.size WHERE actor = old.actor;"
-    " DELETE FROM preview_actor_totals WHERE actor = old.actor AND count <= 0; END"),
+    (
+        "CREATE TABLE IF NOT EXISTS preview_actor_totals (actor TEXT NOT NULL PRIMARY KEY, count INTEGER NOT NULL,"
+        " bytes INTEGER NOT NULL) WITHOUT ROWID"
+    ),
+    (
+        "CREATE TRIGGER IF NOT EXISTS previews_actor_counted AFTER INSERT ON previews BEGIN"
+        " INSERT INTO preview_actor_totals (actor, count, bytes) VALUES (new.actor, 1, new.size)"
+        " ON CONFLICT (actor) DO UPDATE SET count = count + 1, bytes = bytes + new.size; END"
+    ),
+    (
+        "CREATE TRIGGER IF NOT EXISTS previews_actor_uncounted AFTER DELETE ON previews BEGIN"
+        " UPDATE preview_actor_totals SET count = count - 1, bytes = bytes - old.size WHERE actor = old.actor;"
+        " DELETE FROM preview_actor_totals WHERE actor = old.actor AND count <= 0; END"
+    ),
 )
 
 
 #: the columns of each table of the SQLite receipt file, as this toolgen writes them
 _COLUMNS = {
-    "receipts": ("scope", "key", "fingerprint", "state", "actor", "result", "status", "created_at", "updated_at",
-                 "lease_ms"),
+    "receipts": (
+        "scope",
+        "key",
+        "fingerprint",
+        "state",
+        "actor",
+        "result",
+        "status",
+        "created_at",
+        "updated_at",
+        "lease_ms",
+    ),
     "spends": ("scope", "digest", "action", "actor", "created_at", "keep_until"),
-    "previews": ("scope", "actor", "preview_id", "intent", "arguments", "created_at", "expires_at", "keep_until",
-                 "size"),
+    "previews": (
+        "scope",
+        "actor",
+        "preview_id",
+        "intent",
+        "arguments",
+        "created_at",
+        "expires_at",
+        "keep_until",
+        "size",
+    ),
 }
 
 
@@ -212,7 +250,9 @@ def refuse_other_layout(conn: sqlite3.Connection, path: object = None) -> None:
     """Raise `LayoutError` unless every table of `_COLUMNS` that the file holds has exactly its
     columns, and the file holds no table or row of another layout (``preview_totals``; a spent
     approval kept as a receipt of scope ``...#approval``, which would not count as spent)."""
-    file = str(path) if path is not None else (conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:")
+    file = (
+        str(path) if path is not None else (conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:")
+    )
     hint = "; it is not read or converted: delete it (or give another receipts path) to start afresh"
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     for table, expected in _COLUMNS.items():
@@ -220,14 +260,21 @@ def refuse_other_layout(conn: sqlite3.Connection, path: object = None) -> None:
             continue
         columns = tuple(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
         if sorted(columns) != sorted(expected):
-            raise LayoutError(f"{file}: table {table} has the columns {', '.join(columns)}, not the "
-                              f"{', '.join(expected)} this toolgen writes{hint}")
+            raise LayoutError(
+                f"{file}: table {table} has the columns {', '.join(columns)}, not the "
+                f"{', '.join(expected)} this toolgen writes{hint}"
+            )
     if "preview_totals" in tables:
         raise LayoutError(f"{file}: table preview_totals is of a layout this toolgen does not write{hint}")
-    if "receipts" in tables and conn.execute(
-            "SELECT 1 FROM receipts WHERE scope LIKE '%#approval' LIMIT 1").fetchone() is not None:
-        raise LayoutError(f"{file}: table receipts holds spent approvals (scope ...#approval) of a layout this "
-                          f"toolgen does not write, which it would not count as spent{hint}")
+    if (
+        "receipts" in tables
+        and conn.execute("SELECT 1 FROM receipts WHERE scope LIKE '%#approval' LIMIT 1").fetchone()
+        is not None
+    ):
+        raise LayoutError(
+            f"{file}: table receipts holds spent approvals (scope ...#approval) of a layout this "
+            f"toolgen does not write, which it would not count as spent{hint}"
+        )
 
 
 class SqlitePreviewStore:
@@ -240,9 +287,15 @@ class SqlitePreviewStore:
     is in autocommit mode (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
     transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock,
-                 max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
-                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR, *, clock: Clock = SYSTEM) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        lock: threading.Lock,
+        max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
+        max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR,
+        *,
+        clock: Clock = SYSTEM,
+    ) -> None:
         self.clock = clock
         self._conn = conn
         self._lock = lock
@@ -255,8 +308,10 @@ class SqlitePreviewStore:
                 self._conn.execute(statement)
             self._conn.execute("BEGIN IMMEDIATE")  # recount: the totals follow the table, whatever wrote it
             self._conn.execute("DELETE FROM preview_actor_totals")
-            self._conn.execute("INSERT INTO preview_actor_totals (actor, count, bytes) SELECT actor,"
-                               " COUNT(*), SUM(size) FROM previews GROUP BY actor")
+            self._conn.execute(
+                "INSERT INTO preview_actor_totals (actor, count, bytes) SELECT actor,"
+                " COUNT(*), SUM(size) FROM previews GROUP BY actor"
+            )
             self._conn.execute("COMMIT")
             for index in _INDEXES:
                 self._conn.execute(index)
@@ -267,13 +322,25 @@ class SqlitePreviewStore:
             self._conn.execute("BEGIN IMMEDIATE")  # one transaction: purge, store, evict
             try:
                 self._conn.execute("DELETE FROM previews WHERE keep_until < ?", (self.clock.time(),))
-                self._conn.execute("DELETE FROM previews WHERE scope=? AND actor=? AND preview_id=?",
-                                   (preview.scope, preview.actor, preview.preview_id))  # a refresh
+                self._conn.execute(
+                    "DELETE FROM previews WHERE scope=? AND actor=? AND preview_id=?",
+                    (preview.scope, preview.actor, preview.preview_id),
+                )  # a refresh
                 self._conn.execute(
                     "INSERT INTO previews (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
                     " keep_until, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
-                     preview.expires_at, _keep_until(preview), len(text.encode("utf-8", "surrogatepass"))))
+                    (
+                        preview.scope,
+                        preview.actor,
+                        preview.preview_id,
+                        preview.intent,
+                        text,
+                        preview.created_at,
+                        preview.expires_at,
+                        _keep_until(preview),
+                        len(text.encode("utf-8", "surrogatepass")),
+                    ),
+                )
                 # beyond the bounds: the actor's least recently stored previews go (never the newest)
                 self._evict(preview.actor, (preview.scope, preview.preview_id))
             except BaseException:
@@ -288,18 +355,28 @@ class SqlitePreviewStore:
         actor's rows again from the covering index, so it ends and evicts exactly whatever the totals
         said."""
         where = "FROM previews WHERE actor=?"
-        row = self._conn.execute("SELECT count, bytes FROM preview_actor_totals WHERE actor=?", (actor,)).fetchone()
+        row = self._conn.execute(
+            "SELECT count, bytes FROM preview_actor_totals WHERE actor=?", (actor,)
+        ).fetchone()
         count, total = (int(row[0]), int(row[1])) if row is not None else (0, 0)
-        more = count < 1 or self._conn.execute(f"SELECT 1 {where} LIMIT 1 OFFSET ?", (actor, count)).fetchone()
+        more = (
+            count < 1 or self._conn.execute(f"SELECT 1 {where} LIMIT 1 OFFSET ?", (actor, count)).fetchone()
+        )
         if not more and count <= self.max_per_actor and total <= self.max_bytes_per_actor:
             return
         self._conn.execute("DELETE FROM preview_actor_totals WHERE actor=?", (actor,))
-        self._conn.execute(f"INSERT INTO preview_actor_totals (actor, count, bytes) SELECT actor, COUNT(*),"
-                           f" SUM(size) {where} GROUP BY actor", (actor,))
-        count, total = self._conn.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) {where}", (actor,)).fetchone()
+        self._conn.execute(
+            f"INSERT INTO preview_actor_totals (actor, count, bytes) SELECT actor, COUNT(*),"
+            f" SUM(size) {where} GROUP BY actor",
+            (actor,),
+        )
+        count, total = self._conn.execute(
+            f"SELECT COUNT(*), COALESCE(SUM(size), 0) {where}", (actor,)
+        ).fetchone()
         victims: list[tuple[str, str, str]] = []
         for scope, preview_id, size in self._conn.execute(
-                f"SELECT scope, preview_id, size {where} ORDER BY created_at, scope, preview_id", (actor,)).fetchall():
+            f"SELECT scope, preview_id, size {where} ORDER BY created_at, scope, preview_id", (actor,)
+        ).fetchall():
             if count <= 1 or (count <= self.max_per_actor and total <= self.max_bytes_per_actor):
                 break
             if (scope, preview_id) != newest:
@@ -311,12 +388,15 @@ class SqlitePreviewStore:
         with self._lock:
             row = self._conn.execute(
                 "SELECT intent, arguments, created_at, expires_at FROM previews WHERE scope=? AND actor=? AND"
-                " preview_id=?", (scope, actor, preview_id)).fetchone()
+                " preview_id=?",
+                (scope, actor, preview_id),
+            ).fetchone()
         if row is None:
             return None
         intent, text, created, expires = row
-        return StoredPreview(scope, actor, preview_id, str(intent), _arguments(str(text)), float(created),
-                             float(expires))
+        return StoredPreview(
+            scope, actor, preview_id, str(intent), _arguments(str(text)), float(created), float(expires)
+        )
 
 
 # KEYS[1] the actor's index (sorted set: member -> keep until), KEYS[2] its sizes (hash: member -> bytes),
@@ -359,8 +439,15 @@ class RedisPreviewStore:
     ``<prefix>pb:<len(actor)>:<actor>`` of their sizes, which bound them to `max_per_actor` previews and `max_bytes_per_actor` bytes (the least
     recently stored go first, deleted by the write that stores one more)."""
 
-    def __init__(self, client: redis.Redis, prefix: str, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
-                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR, *, clock: Clock = SYSTEM) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        prefix: str,
+        max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
+        max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR,
+        *,
+        clock: Clock = SYSTEM,
+    ) -> None:
         self.clock = clock
         self._client = client
         self.prefix = prefix
@@ -383,14 +470,29 @@ class RedisPreviewStore:
         keep_ms = max(1, round((keep_until - now) * 1000))
         pipe = self._client.pipeline(transaction=True)
         pipe.delete(name)
-        pipe.hset(name, mapping={"intent": preview.intent, "arguments": text,
-                                 "created_at": repr(preview.created_at), "expires_at": repr(preview.expires_at)})
+        pipe.hset(
+            name,
+            mapping={
+                "intent": preview.intent,
+                "arguments": text,
+                "created_at": repr(preview.created_at),
+                "expires_at": repr(preview.expires_at),
+            },
+        )
         pipe.pexpire(name, keep_ms)
         pipe.execute()
         evicted = self._book(
             keys=[self.index_key(preview.actor), self.index_key(preview.actor, "pb")],
-            args=[repr(now), _member(preview.scope, preview.preview_id), repr(keep_until),
-                  len(text.encode("utf-8", "surrogatepass")), keep_ms, self.max_per_actor, self.max_bytes_per_actor])
+            args=[
+                repr(now),
+                _member(preview.scope, preview.preview_id),
+                repr(keep_until),
+                len(text.encode("utf-8", "surrogatepass")),
+                keep_ms,
+                self.max_per_actor,
+                self.max_bytes_per_actor,
+            ],
+        )
         if evicted:
             gone = [_unmember(_text(m)) for m in evicted]
             self._client.delete(*(self.redis_key(scope, preview.actor, pid) for scope, pid in gone))
@@ -400,8 +502,15 @@ class RedisPreviewStore:
         if not raw:
             return None
         items = {_text(k): _text(v) for k, v in raw.items()}
-        return StoredPreview(scope, actor, preview_id, items["intent"], _arguments(items["arguments"]),
-                             float(items["created_at"]), float(items["expires_at"]))
+        return StoredPreview(
+            scope,
+            actor,
+            preview_id,
+            items["intent"],
+            _arguments(items["arguments"]),
+            float(items["created_at"]),
+            float(items["expires_at"]),
+        )
 
 
 def _member(scope: str, preview_id: str) -> str:
@@ -413,7 +522,7 @@ def _unmember(member: str) -> tuple[str, str]:
     """(scope, preview id) of `_member`."""
     length, _, rest = member.partition(":")
     n = int(length)
-    return rest[:n], rest[n + 1:]
+    return rest[:n], rest[n + 1 :]
 
 
 def _text(value: Any) -> str:

@@ -58,18 +58,24 @@ end
 """
 
 # KEYS[1] receipt; ARGV now. The receipt's hash (empty when there is none).
-_GET = _EXPIRE_LEASE + """
+_GET = (
+    _EXPIRE_LEASE
+    + """
 return redis.call('HGETALL', KEYS[1])
 """
+)
 
 # KEYS[1] receipt; ARGV now, fingerprint, actor, lease_ms. Returns nil when created, else the existing hash.
-_BEGIN = _EXPIRE_LEASE + """
+_BEGIN = (
+    _EXPIRE_LEASE
+    + """
 local existing = redis.call('HGETALL', KEYS[1])
 if #existing > 0 then return existing end
 redis.call('HSET', KEYS[1], 'fingerprint', ARGV[2], 'state', 'pending', 'actor', ARGV[3],
            'created_at', ARGV[1], 'updated_at', ARGV[1], 'lease_ms', ARGV[4])
 return nil
 """
+)
 
 # KEYS[1] spend; ARGV action, keep ms (0 = forever). Returns nil when bound now, else the bound action.
 _SPEND = """
@@ -246,13 +252,17 @@ class RedisReceiptStore:
     # -- ReceiptStore --------------------------------------------------------------------------------
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
-        raw = self._begin(keys=[self.redis_key(scope, key)],
-                          args=[repr(self.clock.time()), fingerprint, actor, int(lease_ms)])
+        raw = self._begin(
+            keys=[self.redis_key(scope, key)],
+            args=[repr(self.clock.time()), fingerprint, actor, int(lease_ms)],
+        )
         return None if raw is None else self._receipt(scope, key, raw)
 
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
         text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
-        self._complete(keys=[self.redis_key(scope, key)], args=[text, int(status), repr(self.clock.time()), self._ttl_ms])
+        self._complete(
+            keys=[self.redis_key(scope, key)], args=[text, int(status), repr(self.clock.time()), self._ttl_ms]
+        )
 
     def mark_unknown(self, scope: str, key: str) -> None:
         self._mark_unknown(keys=[self.redis_key(scope, key)], args=[repr(self.clock.time())])
@@ -264,7 +274,9 @@ class RedisReceiptStore:
         self._release(keys=[self.redis_key(scope, key)])
 
     def get(self, scope: str, key: str) -> Receipt | None:
-        return self._receipt(scope, key, self._get(keys=[self.redis_key(scope, key)], args=[repr(self.clock.time())]))
+        return self._receipt(
+            scope, key, self._get(keys=[self.redis_key(scope, key)], args=[repr(self.clock.time())])
+        )
 
     def spend_key(self, scope: str, digest: str) -> str:
         """The Redis key of the spent approval `digest` of `scope`."""
@@ -290,7 +302,12 @@ class RedisReceiptStore:
         now = self.clock.time()
         args: list[Any] = [repr(now)]
         for take in takes:
-            args += [take.token, repr(float(take.cost)), repr(float(take.max)), repr(now + float(take.keep_s))]
+            args += [
+                take.token,
+                repr(float(take.cost)),
+                repr(float(take.max)),
+                repr(now + float(take.keep_s)),
+            ]
         refused = self._take(keys=[self.limit_key(take.bucket) for take in takes], args=args)
         if refused is None:
             return None

@@ -66,8 +66,10 @@ CREATE TABLE IF NOT EXISTS limit_entries (
 """
 
 # a pending receipt past its lease turns unknown (ARGV: now, scope, key)
-_EXPIRE_LEASE = ("UPDATE receipts SET state='unknown', updated_at=?1 WHERE scope=?2 AND key=?3 AND state='pending'"
-                 " AND lease_ms > 0 AND (?1 - updated_at) * 1000 >= lease_ms")
+_EXPIRE_LEASE = (
+    "UPDATE receipts SET state='unknown', updated_at=?1 WHERE scope=?2 AND key=?3 AND state='pending'"
+    " AND lease_ms > 0 AND (?1 - updated_at) * 1000 >= lease_ms"
+)
 
 
 class SqliteReceiptStore:
@@ -78,14 +80,18 @@ class SqliteReceiptStore:
     a lock; several processes may share the file (``busy_timeout`` 5 s).
     """
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_RECEIPTS_PATH, *, clock: Clock = SYSTEM) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] = DEFAULT_RECEIPTS_PATH, *, clock: Clock = SYSTEM
+    ) -> None:
         self.clock = clock
         self.path = Path(path)
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
             _create_private(self.path)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=5.0)
+        self._conn = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=5.0
+        )
         try:  # before anything is written to the file: a file of another layout stays as it was
             self._conn.execute("PRAGMA busy_timeout=5000")
             refuse_other_layout(self._conn, self.path)
@@ -137,7 +143,9 @@ class SqliteReceiptStore:
 
     def release(self, scope: str, key: str) -> None:
         with self._lock:
-            self._conn.execute("DELETE FROM receipts WHERE scope=? AND key=? AND state!='completed'", (scope, key))
+            self._conn.execute(
+                "DELETE FROM receipts WHERE scope=? AND key=? AND state!='completed'", (scope, key)
+            )
 
     def get(self, scope: str, key: str) -> Receipt | None:
         with self._lock:
@@ -149,13 +157,21 @@ class SqliteReceiptStore:
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.execute("DELETE FROM spends WHERE scope=? AND digest=? AND keep_until < ?",
-                                   (scope, digest, now))
+                self._conn.execute(
+                    "DELETE FROM spends WHERE scope=? AND digest=? AND keep_until < ?", (scope, digest, now)
+                )
                 cur = self._conn.execute(
                     "INSERT OR IGNORE INTO spends (scope, digest, action, actor, created_at, keep_until)"
-                    " VALUES (?, ?, ?, ?, ?, ?)", (scope, digest, action, actor, now, spend_expiry(until)))
-                row = None if cur.rowcount == 1 else self._conn.execute(
-                    "SELECT action FROM spends WHERE scope=? AND digest=?", (scope, digest)).fetchone()
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (scope, digest, action, actor, now, spend_expiry(until)),
+                )
+                row = (
+                    None
+                    if cur.rowcount == 1
+                    else self._conn.execute(
+                        "SELECT action FROM spends WHERE scope=? AND digest=?", (scope, digest)
+                    ).fetchone()
+                )
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
@@ -164,23 +180,33 @@ class SqliteReceiptStore:
 
     def unspend(self, scope: str, digest: str, action: str) -> None:
         with self._lock:
-            self._conn.execute("DELETE FROM spends WHERE scope=? AND digest=? AND action=?", (scope, digest, action))
+            self._conn.execute(
+                "DELETE FROM spends WHERE scope=? AND digest=? AND action=?", (scope, digest, action)
+            )
 
     def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
         now = self.clock.time()
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")  # one writer at a time, across the processes sharing the file
+            self._conn.execute(
+                "BEGIN IMMEDIATE"
+            )  # one writer at a time, across the processes sharing the file
             try:
                 for index, take in enumerate(takes):
-                    self._conn.execute("DELETE FROM limit_entries WHERE bucket=? AND expires_at <= ?", (take.bucket, now))
-                    live = self._conn.execute("SELECT cost, expires_at FROM limit_entries WHERE bucket=?",
-                                              (take.bucket,)).fetchall()
+                    self._conn.execute(
+                        "DELETE FROM limit_entries WHERE bucket=? AND expires_at <= ?", (take.bucket, now)
+                    )
+                    live = self._conn.execute(
+                        "SELECT cost, expires_at FROM limit_entries WHERE bucket=?", (take.bucket,)
+                    ).fetchall()
                     wait = limit_refusal(live, take.cost, take.max, now)
                     if wait is not None:
                         self._conn.execute("ROLLBACK")
                         return index, wait
-                    self._conn.execute("INSERT OR REPLACE INTO limit_entries (bucket, token, cost, expires_at)"
-                                       " VALUES (?, ?, ?, ?)", (take.bucket, take.token, take.cost, now + take.keep_s))
+                    self._conn.execute(
+                        "INSERT OR REPLACE INTO limit_entries (bucket, token, cost, expires_at)"
+                        " VALUES (?, ?, ?, ?)",
+                        (take.bucket, take.token, take.cost, now + take.keep_s),
+                    )
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
@@ -189,8 +215,10 @@ class SqliteReceiptStore:
 
     def give(self, takes: Sequence[LimitTake]) -> None:
         with self._lock:
-            self._conn.executemany("DELETE FROM limit_entries WHERE bucket=? AND token=?",
-                                   [(take.bucket, take.token) for take in takes])
+            self._conn.executemany(
+                "DELETE FROM limit_entries WHERE bucket=? AND token=?",
+                [(take.bucket, take.token) for take in takes],
+            )
 
     def _get_locked(self, scope: str, key: str) -> Receipt | None:
         row = self._conn.execute(
@@ -201,8 +229,18 @@ class SqliteReceiptStore:
         if row is None:
             return None
         fingerprint, state, actor, result, status, created, updated, lease_ms = row
-        return Receipt(scope, key, fingerprint, state, actor, json.loads(result) if result is not None else None,
-                       status, created, updated, int(lease_ms or 0))
+        return Receipt(
+            scope,
+            key,
+            fingerprint,
+            state,
+            actor,
+            json.loads(result) if result is not None else None,
+            status,
+            created,
+            updated,
+            int(lease_ms or 0),
+        )
 
     def previews(self) -> SqlitePreviewStore:
         """The preview store in the same file (table ``previews``), on this store's connection."""

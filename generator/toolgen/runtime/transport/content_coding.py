@@ -107,7 +107,9 @@ class BoundedDecoder:
         for i in range(len(self._stages)):  # each stage's rest goes through the stages after it
             try:
                 room = self._limit - self.size - len(out)
-                rest = self._stages[i].flush(room if i == len(self._stages) - 1 else room + _CODED_SLACK + self._limit // 64)
+                rest = self._stages[i].flush(
+                    room if i == len(self._stages) - 1 else room + _CODED_SLACK + self._limit // 64
+                )
             except zlib.error as exc:
                 raise httpx.DecodingError(f"the body does not decode as {self._stages[i].coding}") from exc
             out += self._through(rest, i + 1) if rest else b""

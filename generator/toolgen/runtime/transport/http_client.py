@@ -31,8 +31,15 @@ from ..pipeline.effects import MAX_RESPONSE_BYTES, Outcome, Send
 from ..telemetry import record_status, upstream_span
 from .content_coding import BodyTooLarge, BoundedDecoder
 
-__all__ = ["IdleStackPool", "IdleStackTransport", "async_client", "failure_kind", "send_async", "send_sync",
-           "tls_context"]
+__all__ = [
+    "IdleStackPool",
+    "IdleStackTransport",
+    "async_client",
+    "failure_kind",
+    "send_async",
+    "send_sync",
+    "tls_context",
+]
 
 
 @cache
@@ -48,7 +55,9 @@ def failure_kind(exc: Exception) -> str:
     """``connect`` when nothing was sent (connect error/timeout, no pooled connection, bad URL),
     ``timeout`` when the request went out but no answer came in time, else ``broken`` (the request
     may have been sent: any other failure, including ones the HTTP client does not classify)."""
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)):
+    if isinstance(
+        exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+    ):
         return "connect"
     if isinstance(exc, httpx.TimeoutException):
         return "timeout"
@@ -72,15 +81,20 @@ def _send_sync(client: httpx.Client, send: Send) -> Outcome:
         with attempt_deadline(send.timeout_s):  # the whole attempt: every socket operation (deadline.py)
             return _exchange_sync(client, send, started)
     except Exception as exc:  # noqa: BLE001 - see failure_kind
-        return Outcome(kind=failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000,
-                       cause=failure_cause(exc))
+        return Outcome(
+            kind=failure_kind(exc),
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            cause=failure_cause(exc),
+        )
 
 
 def _exchange_sync(client: httpx.Client, send: Send, started: float) -> Outcome:
     response = client.send(send.request, stream=True)
     try:  # raw bytes, decoded within the size cap (content_coding.py): a gzip bomb never inflates
         whole = response.is_stream_consumed  # built in memory by a caller's transport: httpx decoded it
-        decoder = BoundedDecoder(None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES)
+        decoder = BoundedDecoder(
+            None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES
+        )
         chunks: list[bytes] = []
         for chunk in response.iter_bytes() if whole else response.iter_raw():
             chunks.append(decoder.feed(chunk))
@@ -97,9 +111,12 @@ def _exchange_sync(client: httpx.Client, send: Send, started: float) -> Outcome:
         return _cut(response.status_code, response.headers, chunks, started)
     finally:
         response.close()
-    return Outcome(response.status_code, response.headers, b"".join(chunks),
-                    elapsed_ms=(time.perf_counter() - started) * 1000)
-
+    return Outcome(
+        response.status_code,
+        response.headers,
+        b"".join(chunks),
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )
 
 
 def _late(status: int, headers: httpx.Headers, started: float) -> Outcome:
@@ -111,7 +128,9 @@ def _late(status: int, headers: httpx.Headers, started: float) -> Outcome:
 def _cut(status: int, headers: httpx.Headers, chunks: list[bytes], started: float) -> Outcome:
     """A 2xx answer whose connection closed before its whole body came: the API accepted the request
     (its status says so), so the call knows its outcome; the body is what came (`Outcome.cut`)."""
-    return Outcome(status, headers, b"".join(chunks), elapsed_ms=(time.perf_counter() - started) * 1000, cut=True)
+    return Outcome(
+        status, headers, b"".join(chunks), elapsed_ms=(time.perf_counter() - started) * 1000, cut=True
+    )
 
 
 async def send_async(client: httpx.AsyncClient, send: Send) -> Outcome:
@@ -131,15 +150,20 @@ async def _send_async(client: httpx.AsyncClient, send: Send) -> Outcome:
     except TimeoutError:
         return Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
     except Exception as exc:  # noqa: BLE001 - see failure_kind
-        return Outcome(kind=failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000,
-                       cause=failure_cause(exc))
+        return Outcome(
+            kind=failure_kind(exc),
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            cause=failure_cause(exc),
+        )
 
 
 async def _exchange_async(client: httpx.AsyncClient, send: Send, started: float) -> Outcome:
     response = await client.send(send.request, stream=True)
     try:  # raw bytes, decoded within the size cap (content_coding.py)
         whole = response.is_stream_consumed  # built in memory by a caller's transport: httpx decoded it
-        decoder = BoundedDecoder(None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES)
+        decoder = BoundedDecoder(
+            None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES
+        )
         chunks: list[bytes] = []
         # the body within what is left of the attempt (the caller's scope has 50 ms more): a body
         # that does not come whole in time is `_late`, with the status that came
@@ -157,8 +181,12 @@ async def _exchange_async(client: httpx.AsyncClient, send: Send, started: float)
         return _cut(response.status_code, response.headers, chunks, started)
     finally:
         await response.aclose()
-    return Outcome(response.status_code, response.headers, b"".join(chunks),
-                    elapsed_ms=(time.perf_counter() - started) * 1000)
+    return Outcome(
+        response.status_code,
+        response.headers,
+        b"".join(chunks),
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )
 
 
 #: httpx's defaults (`httpx.Limits()`): connections open at once (more requests wait for one, within
@@ -185,9 +213,15 @@ class IdleStackPool:
     A request that fails, or is cancelled, closes its connection. Connect, read and write timeouts,
     TLS and the HTTP exchange are httpcore's `AsyncHTTPConnection`'s."""
 
-    def __init__(self, ssl_context: Any = None, *, max_connections: int = MAX_CONNECTIONS,
-                 max_idle: int = MAX_IDLE_CONNECTIONS, keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
-                 make_ssl_context: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self,
+        ssl_context: Any = None,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+        max_idle: int = MAX_IDLE_CONNECTIONS,
+        keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+        make_ssl_context: Callable[[], Any] | None = None,
+    ) -> None:
         self._ssl_context = ssl_context
         self._make_ssl_context = make_ssl_context
         self._max_connections = max_connections
@@ -225,9 +259,12 @@ class IdleStackPool:
             slots.release()
             raise
         assert isinstance(response.stream, AsyncIterable)
-        return httpcore.Response(status=response.status, headers=response.headers,
-                                 content=_PooledStream(response.stream, connection, request.url.origin, self),
-                                 extensions=response.extensions)
+        return httpcore.Response(
+            status=response.status,
+            headers=response.headers,
+            content=_PooledStream(response.stream, connection, request.url.origin, self),
+            extensions=response.extensions,
+        )
 
     async def _take(self, origin: httpcore.Origin) -> httpcore.AsyncHTTPConnection:
         stack = self._idle.get(_key(origin))
@@ -239,8 +276,9 @@ class IdleStackPool:
                 await connection.aclose()
         if origin.scheme == b"https" and self._ssl_context is None and self._make_ssl_context is not None:
             self._ssl_context = self._make_ssl_context()  # on the first TLS origin: loading CAs takes time
-        return httpcore.AsyncHTTPConnection(origin=origin, ssl_context=self._ssl_context,
-                                            keepalive_expiry=self._keepalive_expiry)
+        return httpcore.AsyncHTTPConnection(
+            origin=origin, ssl_context=self._ssl_context, keepalive_expiry=self._keepalive_expiry
+        )
 
     async def _give_back(self, connection: httpcore.AsyncHTTPConnection, origin: httpcore.Origin) -> None:
         try:
@@ -272,8 +310,13 @@ class IdleStackPool:
 class _PooledStream:
     """A response body that gives its connection back to the pool once, when it is closed."""
 
-    def __init__(self, stream: AsyncIterable[bytes], connection: httpcore.AsyncHTTPConnection,
-                 origin: httpcore.Origin, pool: IdleStackPool) -> None:
+    def __init__(
+        self,
+        stream: AsyncIterable[bytes],
+        connection: httpcore.AsyncHTTPConnection,
+        origin: httpcore.Origin,
+        pool: IdleStackPool,
+    ) -> None:
         self._stream = stream
         self._connection = connection
         self._origin = origin
@@ -319,4 +362,6 @@ def async_client() -> httpx.AsyncClient:
     ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``): proxied URLs keep going through httpx's proxy
     transports, and hosts ``NO_PROXY`` exempts from a proxy through httpx's own direct transport. Those
     transports of httpx's take the process's `tls_context` rather than loading the CAs each."""
-    return httpx.AsyncClient(follow_redirects=False, mounts={"all://": IdleStackTransport()}, verify=tls_context())
+    return httpx.AsyncClient(
+        follow_redirects=False, mounts={"all://": IdleStackTransport()}, verify=tls_context()
+    )

@@ -39,8 +39,14 @@ def _chained(second_note: Any) -> tuple[dict[str, Any], list[Any]]:
 @pytest.fixture
 def chained(server: TicketsServer) -> Iterator[Registry]:
     policy, catalog = _chained({"$ref": "input", "pointer": "/second_note"})
-    with Registry(policy, catalog, base_url=server.base_url, receipts=MemoryReceiptStore(), approvals="issued",
-                  credentials=StaticCredentials({"TICKETS_TOKEN": server.token})) as registry:
+    with Registry(
+        policy,
+        catalog,
+        base_url=server.base_url,
+        receipts=MemoryReceiptStore(),
+        approvals="issued",
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+    ) as registry:
         yield registry
 
 
@@ -48,7 +54,9 @@ def _approved(registry: Registry, args: dict[str, Any]) -> tuple[str, str]:
     shown = registry.call("preview_ticket_notes", args, actor=WRITER)
     assert shown.ok and shown.result is not None, shown.to_json()
     preview_id = str(shown.result["preview_id"])
-    return preview_id, registry.issue_approval("record_ticket_notes", preview_id, approved_by="ann", actor=WRITER.id)
+    return preview_id, registry.issue_approval(
+        "record_ticket_notes", preview_id, approved_by="ann", actor=WRITER.id
+    )
 
 
 def _notes(server: TicketsServer) -> list[str]:
@@ -56,15 +64,21 @@ def _notes(server: TicketsServer) -> list[str]:
 
 
 def test_previewing_other_arguments_never_changes_what_an_approval_sends(
-        chained: Registry, server: TicketsServer) -> None:
+    chained: Registry, server: TicketsServer
+) -> None:
     preview_id, approval_id = _approved(chained, APPROVED)
     # the caller previews again with another second note after the human approved
-    other = chained.call("preview_ticket_notes", {**APPROVED, "second_note": "Refund 10,000 USD to account 999."},
-                         actor=WRITER)
+    other = chained.call(
+        "preview_ticket_notes", {**APPROVED, "second_note": "Refund 10,000 USD to account 999."}, actor=WRITER
+    )
     assert other.ok and other.result is not None
     assert other.result["preview_id"] != preview_id
-    done = chained.call("record_ticket_notes", {"preview_id": preview_id, "action_id": "act-1"}, actor=WRITER,
-                        approval=Approval(preview_id, approval_id=approval_id))
+    done = chained.call(
+        "record_ticket_notes",
+        {"preview_id": preview_id, "action_id": "act-1"},
+        actor=WRITER,
+        approval=Approval(preview_id, approval_id=approval_id),
+    )
     assert done.ok, done.to_json()
     assert _notes(server) == [APPROVED["note"], APPROVED["second_note"]]
 
@@ -82,21 +96,41 @@ def test_the_approval_shows_a_later_write_as_far_as_it_is_known(chained: Registr
 
 def test_a_read_a_later_write_uses_that_changes_makes_the_plan_stale(server: TicketsServer) -> None:
     policy, catalog = _chained({"$ref": "step", "step": "ticket", "pointer": "/subject"})
-    with Registry(policy, catalog, base_url=server.base_url, receipts=MemoryReceiptStore(), approvals="issued",
-                  credentials=StaticCredentials({"TICKETS_TOKEN": server.token})) as registry:
+    with Registry(
+        policy,
+        catalog,
+        base_url=server.base_url,
+        receipts=MemoryReceiptStore(),
+        approvals="issued",
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+    ) as registry:
         preview_id, approval_id = _approved(registry, APPROVED)
         server.state.tickets["T-101"]["subject"] = "Close my account and wire the balance"
-        done = registry.call("record_ticket_notes", {"preview_id": preview_id, "action_id": "act-1"}, actor=WRITER,
-                             approval=Approval(preview_id, approval_id=approval_id))
+        done = registry.call(
+            "record_ticket_notes",
+            {"preview_id": preview_id, "action_id": "act-1"},
+            actor=WRITER,
+            approval=Approval(preview_id, approval_id=approval_id),
+        )
     assert error_code(done) == "preview_stale", done.to_json()
     assert done.error is not None and done.error.details["steps"] == ["second"]
     assert _notes(server) == []
 
 
-@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(first=st.text(min_size=1, max_size=40).filter(str.strip), second=st.text(min_size=1, max_size=40).filter(str.strip))
+@settings(
+    max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    first=st.text(min_size=1, max_size=40).filter(str.strip),
+    second=st.text(min_size=1, max_size=40).filter(str.strip),
+)
 def test_two_previews_share_a_preview_id_only_when_their_writes_are_the_same(
-        chained: Registry, first: str, second: str) -> None:
-    ids = [chained.call("preview_ticket_notes", {**APPROVED, "second_note": note}, actor=WRITER).result["preview_id"]  # type: ignore[index]
-           for note in (first, second)]
+    chained: Registry, first: str, second: str
+) -> None:
+    ids = [
+        chained.call("preview_ticket_notes", {**APPROVED, "second_note": note}, actor=WRITER).result[
+            "preview_id"
+        ]  # type: ignore[index]
+        for note in (first, second)
+    ]
     assert (ids[0] == ids[1]) == (first == second)

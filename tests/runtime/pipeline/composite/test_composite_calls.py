@@ -68,7 +68,9 @@ def test_step_tools_are_never_findable_or_callable(reg: Registry) -> None:
 # -- read composites -----------------------------------------------------------------------------------
 
 
-def test_read_pipeline_feeds_a_later_step_from_an_earlier_answer(reg: Registry, server: TicketsServer) -> None:
+def test_read_pipeline_feeds_a_later_step_from_an_earlier_answer(
+    reg: Registry, server: TicketsServer
+) -> None:
     result = reg.call("get_ticket_overview", {"ticket_id": "T-101"}, actor=READER)
     assert result.ok, result.to_json()
     assert result.result is not None and result.result["ticket"]["id"] == "T-101"
@@ -77,11 +79,16 @@ def test_read_pipeline_feeds_a_later_step_from_an_earlier_answer(reg: Registry, 
     assert [r.path for r in history] == ["/v1/tickets/T-101/history"]
     # every step audited under the composite's call id, by its step name
     events = [e for e in reg.audit.events if e.call_id == result.call_id]  # type: ignore[attr-defined]
-    assert {e.tool for e in events} == {"get_ticket_overview", "get_ticket_overview.ticket",
-                                        "get_ticket_overview.history"}
+    assert {e.tool for e in events} == {
+        "get_ticket_overview",
+        "get_ticket_overview.ticket",
+        "get_ticket_overview.history",
+    }
 
 
-def test_a_failed_step_stops_the_pipeline_and_says_which_did_not_run(reg: Registry, server: TicketsServer) -> None:
+def test_a_failed_step_stops_the_pipeline_and_says_which_did_not_run(
+    reg: Registry, server: TicketsServer
+) -> None:
     result = reg.call("get_ticket_overview", {"ticket_id": "T-999"}, actor=READER)
     assert error_code(result) == "not_found"
     details = result.error.details  # type: ignore[union-attr]
@@ -93,7 +100,11 @@ def test_a_failed_step_stops_the_pipeline_and_says_which_did_not_run(reg: Regist
 def test_a_missing_member_is_the_steps_error_naming_the_pointer(server: TicketsServer) -> None:
     policy, catalog = composite_package()
     row = next(r for r in policy["tools"] if r["tool"] == "get_ticket_overview")
-    row["composite"]["steps"][1]["args"]["ticket_id"] = {"$ref": "step", "step": "ticket", "pointer": "/parent/id"}
+    row["composite"]["steps"][1]["args"]["ticket_id"] = {
+        "$ref": "step",
+        "step": "ticket",
+        "pointer": "/parent/id",
+    }
     server.state.history_delay = 0.05
     with composite_registry(policy, catalog, server.base_url, server.token) as registry:
         result = registry.call("get_ticket_overview", {"ticket_id": "T-101"}, actor=READER)
@@ -112,7 +123,8 @@ def test_composite_arguments_are_validated_before_any_step(reg: Registry, server
 
 @pytest.mark.parametrize("driver", ["sync", "async"])
 def test_an_aggregate_runs_its_reads_at_once_and_reports_partial_errors(
-        reg: Registry, server: TicketsServer, driver: str) -> None:
+    reg: Registry, server: TicketsServer, driver: str
+) -> None:
     args = {"first": "T-101", "second": "T-102"}
 
     async def timed_async() -> tuple[Any, float]:
@@ -172,12 +184,17 @@ def test_a_branch_runs_the_step_its_switch_chooses(reg: Registry, server: Ticket
 # -- permission --------------------------------------------------------------------------------------
 
 
-def test_permission_of_a_step_the_actor_lacks_is_refused_before_anything_is_sent(server: TicketsServer) -> None:
+def test_permission_of_a_step_the_actor_lacks_is_refused_before_anything_is_sent(
+    server: TicketsServer,
+) -> None:
     policy, catalog = composite_package()
     for name in ("preview_ticket_notes", "record_ticket_notes"):  # a row that (wrongly) asks only ticket:read
         next(r for r in policy["tools"] if r["tool"] == name)["permission"] = ["ticket:read"]
     with composite_registry(policy, catalog, server.base_url, server.token) as registry:
-        for tool, args in (("preview_ticket_notes", NOTES), ("record_ticket_notes", {"preview_id": "x", "action_id": "a"})):
+        for tool, args in (
+            ("preview_ticket_notes", NOTES),
+            ("record_ticket_notes", {"preview_id": "x", "action_id": "a"}),
+        ):
             result = registry.call(tool, args, actor=READER)
             assert error_code(result) == "permission_denied", result.to_json()
             assert result.error.details["step"] == "first"  # type: ignore[union-attr]
@@ -205,18 +222,27 @@ def test_preview_runs_the_reads_and_shows_every_write_in_order(reg: Registry, se
     assert preview_notes(reg) == shown.result["preview_id"]  # same reads, same plan
 
 
-def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry, server: TicketsServer) -> None:
+def test_record_one_approval_for_the_plan_keys_per_step_and_replay(
+    reg: Registry, server: TicketsServer
+) -> None:
     preview_id = preview_notes(reg)
     record = {"preview_id": preview_id, "action_id": "act-1"}
     assert error_code(reg.call("record_ticket_notes", record, actor=WRITER)) == "approval_required"
-    assert error_code(reg.call("record_ticket_notes", record, actor=WRITER,
-                               approval=Approval("sha256:other"))) == "approval_mismatch"
+    assert (
+        error_code(reg.call("record_ticket_notes", record, actor=WRITER, approval=Approval("sha256:other")))
+        == "approval_mismatch"
+    )
     assert _posts(server) == 0
-    done = reg.call("record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id, approved_by="ann"))
+    done = reg.call(
+        "record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id, approved_by="ann")
+    )
     assert done.ok and done.result is not None, done.to_json()
     assert [(s["id"], s["state"], s.get("idempotency_key")) for s in done.result["steps"]] == [
-        ("ticket", "done", None), ("first", "done", step_key_of("act-1", "first")), ("second", "done", step_key_of("act-1", "second")),
-        ("after", "done", None)]
+        ("ticket", "done", None),
+        ("first", "done", step_key_of("act-1", "first")),
+        ("second", "done", step_key_of("act-1", "second")),
+        ("after", "done", None),
+    ]
     assert done.result["ticket"]["followup_count"] == 2
     keys = [r.headers.get("Idempotency-Key") for r in server.requests_for("POST", "/followups")]
     assert keys == [step_key_of("act-1", "first"), step_key_of("act-1", "second")]
@@ -224,12 +250,18 @@ def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry
     assert again.ok and again.replayed and again.result == done.result
     assert server.side_effects["addFollowup"] == 2
     # the approval was spent on act-1: another action with it is refused, nothing sent
-    other = reg.call("record_ticket_notes", {"preview_id": preview_id, "action_id": "act-2"}, actor=WRITER,
-                     approval=Approval(preview_id))
+    other = reg.call(
+        "record_ticket_notes",
+        {"preview_id": preview_id, "action_id": "act-2"},
+        actor=WRITER,
+        approval=Approval(preview_id),
+    )
     assert error_code(other) == "approval_used" and server.side_effects["addFollowup"] == 2
     # the step receipts are the record key's, completed
     for step in ("first", "second"):
-        receipt = reg.receipts.get("tickets/record_ticket_notes.first".replace("first", step), step_key_of("act-1", step))
+        receipt = reg.receipts.get(
+            "tickets/record_ticket_notes.first".replace("first", step), step_key_of("act-1", step)
+        )
         assert receipt is not None and receipt.state == "completed"
     assert reg.receipts.get("tickets/record_ticket_notes", "act-1").state == "completed"  # type: ignore[union-attr]
 
@@ -237,15 +269,21 @@ def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry
 def test_a_record_with_another_actors_preview_finds_nothing(reg: Registry, server: TicketsServer) -> None:
     preview_id = preview_notes(reg)
     other = Actor.of("other", ["ticket:read", "ticket:write"])
-    result = reg.call("record_ticket_notes", {"preview_id": preview_id, "action_id": "a"}, actor=other,
-                      approval=Approval(preview_id))
+    result = reg.call(
+        "record_ticket_notes",
+        {"preview_id": preview_id, "action_id": "a"},
+        actor=other,
+        approval=Approval(preview_id),
+    )
     assert error_code(result) == "preview_not_found" and _posts(server) == 0
 
 
 # -- the surfaces: toolgen call and the MCP server -------------------------------------------------------
 
 
-def test_toolgen_call_runs_a_composite(server: TicketsServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_toolgen_call_runs_a_composite(
+    server: TicketsServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The committed tickets package's branch and writing pipeline through `toolgen call`: each call
     in-process (click's runner: the same exit code and output), except the replay, a real process
     that finds the composite's receipt in the file the earlier calls wrote."""
@@ -255,11 +293,24 @@ def test_toolgen_call_runs_a_composite(server: TicketsServer, tmp_path: Any, mon
     monkeypatch.chdir(tmp_path)
 
     def call(tool: str, args: dict[str, Any], *extra: str, process: bool = False) -> tuple[int, Any]:
-        argv = ["call", str(tickets_dir()), tool, "--args", json.dumps(args), "--base-url", server.base_url,
-                "--scopes", "ticket:read,ticket:write", "--receipts", str(tmp_path / "r.sqlite3"), *extra]
+        argv = [
+            "call",
+            str(tickets_dir()),
+            tool,
+            "--args",
+            json.dumps(args),
+            "--base-url",
+            server.base_url,
+            "--scopes",
+            "ticket:read,ticket:write",
+            "--receipts",
+            str(tmp_path / "r.sqlite3"),
+            *extra,
+        ]
         if process:
-            proc = subprocess.run([toolgen, *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                                  check=False)
+            proc = subprocess.run(
+                [toolgen, *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False
+            )
             return proc.returncode, json.loads(proc.stdout)
         result = CliRunner().invoke(main, argv)
         return result.exit_code, json.loads(result.stdout)
@@ -267,7 +318,11 @@ def test_toolgen_call_runs_a_composite(server: TicketsServer, tmp_path: Any, mon
     code, out = call("get_ticket_view", {"view": "details", "ticket_id": "T-105"})
     assert code == 0 and out["result"]["details"]["id"] == "T-105"
     code, out = call("get_ticket_view", {"view": "history"})
-    assert code == 1 and out["error"]["code"] == "invalid_arguments" and out["error"]["details"]["branch"] == "history"
+    assert (
+        code == 1
+        and out["error"]["code"] == "invalid_arguments"
+        and out["error"]["details"]["branch"] == "history"
+    )
     code, shown = call("preview_escalate_ticket", {"ticket_id": "T-105", "reason": "Called twice."})
     assert code == 0 and server.side_effects["addFollowup"] == 0
     preview_id = shown["result"]["preview_id"]
@@ -290,21 +345,39 @@ async def test_the_mcp_client_calls_composites_over_stdio(server: TicketsServer,
     toolgen = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
     params = StdioServerParameters(
         command=toolgen,
-        args=["serve", str(tickets_dir()), "--scopes", "ticket:read,ticket:write", "--base-url",
-              server.base_url, "--receipts", str(tmp_path / "mcp.sqlite3")],
-        env={"TICKETS_TOKEN": server.token, "PATH": os.environ.get("PATH", "")}, cwd=str(tmp_path))
+        args=[
+            "serve",
+            str(tickets_dir()),
+            "--scopes",
+            "ticket:read,ticket:write",
+            "--base-url",
+            server.base_url,
+            "--receipts",
+            str(tmp_path / "mcp.sqlite3"),
+        ],
+        env={"TICKETS_TOKEN": server.token, "PATH": os.environ.get("PATH", "")},
+        cwd=str(tmp_path),
+    )
     async with Client(params) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         assert {"get_ticket_view", "preview_escalate_ticket", "record_escalate_ticket"} <= set(listed)
         assert not any("." in name for name in listed)
         view = await client.call_tool("get_ticket_view", {"view": "details", "ticket_id": "T-106"})
-        assert view.is_error is False and view.structured_content["details"]["id"] == "T-106"  # the SDK checks it
+        assert (
+            view.is_error is False and view.structured_content["details"]["id"] == "T-106"
+        )  # the SDK checks it
         history = await client.call_tool("get_ticket_view", {"view": "history", "ticket_id": "T-106"})
         assert history.is_error is False and history.structured_content["history"]["entries"]
-        for hidden in ("get_ticket_view.details", "record_escalate_ticket.note", "preview_escalate_ticket.ticket"):
+        for hidden in (
+            "get_ticket_view.details",
+            "record_escalate_ticket.note",
+            "preview_escalate_ticket.ticket",
+        ):
             with pytest.raises(MCPError):  # an unknown tool, as for any name no catalog lists
                 await client.call_tool(hidden, {"ticket_id": "T-106"})
-        preview = await client.call_tool("preview_escalate_ticket", {"ticket_id": "T-106", "reason": "Escalated."})
+        preview = await client.call_tool(
+            "preview_escalate_ticket", {"ticket_id": "T-106", "reason": "Escalated."}
+        )
         assert preview.is_error is False
         preview_id = preview.structured_content["preview_id"]
         assert preview.structured_content["requests"][0]["request"]["body"]["note"] == "Escalated."
@@ -339,9 +412,15 @@ def test_issued_approvals_cover_a_composite_plan(server: TicketsServer) -> None:
         record = {"preview_id": preview_id, "action_id": "i-1"}
         bare = registry.call("record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id))
         assert error_code(bare) == "approval_required" and _posts(server) == 0
-        approval_id = registry.issue_approval("record_ticket_notes", preview_id, approved_by="ann", actor=WRITER.id)
-        done = registry.call("record_ticket_notes", record, actor=WRITER,
-                             approval=Approval(preview_id, approval_id=approval_id))
+        approval_id = registry.issue_approval(
+            "record_ticket_notes", preview_id, approved_by="ann", actor=WRITER.id
+        )
+        done = registry.call(
+            "record_ticket_notes",
+            record,
+            actor=WRITER,
+            approval=Approval(preview_id, approval_id=approval_id),
+        )
         assert done.ok, done.to_json()
         assert server.side_effects["addFollowup"] == 2
 

@@ -46,8 +46,11 @@ def test_every_example_package_has_a_composite_and_no_step_is_a_tool() -> None:
 @pytest.fixture
 def tickets(server: TicketsServer) -> Iterator[Registry]:
     server.state.history_delay = 0.05
-    registry = Registry.from_dir(GENERATED / "tickets", base_url=server.base_url,
-                                 credentials=StaticCredentials({"TICKETS_TOKEN": server.token}))
+    registry = Registry.from_dir(
+        GENERATED / "tickets",
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+    )
     yield registry
     registry.close()
 
@@ -65,8 +68,9 @@ def test_tickets_branch(tickets: Registry, server: TicketsServer) -> None:
 
 
 def test_tickets_writing_pipeline(tickets: Registry, server: TicketsServer) -> None:
-    shown = tickets.call("preview_escalate_ticket", {"ticket_id": "T-102", "reason": "Customer called twice."},
-                         actor=WRITER)
+    shown = tickets.call(
+        "preview_escalate_ticket", {"ticket_id": "T-102", "reason": "Customer called twice."}, actor=WRITER
+    )
     _conforms(tickets, shown)
     assert shown.result is not None and server.side_effects["addFollowup"] == 0
     preview_id = shown.result["preview_id"]
@@ -76,24 +80,63 @@ def test_tickets_writing_pipeline(tickets: Registry, server: TicketsServer) -> N
     _conforms(tickets, done)
     assert done.result is not None and [s["state"] for s in done.result["steps"]] == ["done", "done"]
     sent = server.requests_for("POST", "/followups")
-    assert [r.headers.get("Idempotency-Key") for r in sent] == [step_key("record_escalate_ticket", "esc-1", "note")]
+    assert [r.headers.get("Idempotency-Key") for r in sent] == [
+        step_key("record_escalate_ticket", "esc-1", "note")
+    ]
     again = tickets.call("record_escalate_ticket", record, actor=WRITER, approval=Approval(preview_id))
     assert again.ok and again.replayed and server.side_effects["addFollowup"] == 1
 
 
 def _fault_registry(api: str, fault: FaultServer, secret: str) -> Registry:
-    return Registry.from_dir(GENERATED / api, base_url=fault.base_url, receipts=MemoryReceiptStore(),
-                             credentials=StaticCredentials({secret: "loopback-secret-4d2e"}))
+    return Registry.from_dir(
+        GENERATED / api,
+        base_url=fault.base_url,
+        receipts=MemoryReceiptStore(),
+        credentials=StaticCredentials({secret: "loopback-secret-4d2e"}),
+    )
 
 
 def test_stripe_customer_then_open_invoices() -> None:
     with FaultServer() as fault:
-        fault.route("GET", r"^/v1/customers/cus_1$", 200, {
-            "id": "cus_1", "object": "customer", "email": "a@example.com", "name": "Ann", "balance": 0,
-            "currency": "usd", "delinquent": False, "created": 1, "livemode": False})
-        fault.route("GET", r"^/v1/invoices$", 200, {"object": "list", "url": "/v1/invoices", "has_more": False, "data": [
-            {"id": "in_1", "object": "invoice", "number": "N-1", "amount_due": 500, "currency": "usd",
-             "due_date": None, "hosted_invoice_url": None, "customer": "cus_1", "status": "open"}]})
+        fault.route(
+            "GET",
+            r"^/v1/customers/cus_1$",
+            200,
+            {
+                "id": "cus_1",
+                "object": "customer",
+                "email": "a@example.com",
+                "name": "Ann",
+                "balance": 0,
+                "currency": "usd",
+                "delinquent": False,
+                "created": 1,
+                "livemode": False,
+            },
+        )
+        fault.route(
+            "GET",
+            r"^/v1/invoices$",
+            200,
+            {
+                "object": "list",
+                "url": "/v1/invoices",
+                "has_more": False,
+                "data": [
+                    {
+                        "id": "in_1",
+                        "object": "invoice",
+                        "number": "N-1",
+                        "amount_due": 500,
+                        "currency": "usd",
+                        "due_date": None,
+                        "hosted_invoice_url": None,
+                        "customer": "cus_1",
+                        "status": "open",
+                    }
+                ],
+            },
+        )
         with _fault_registry("stripe", fault, "STRIPE_SECRET_KEY") as registry:
             actor = Actor.of("billing", ["customers:read", "invoices:read"])
             result = registry.call("get_customer_open_invoices", {"customer": "cus_1"}, actor=actor)
@@ -109,19 +152,36 @@ def test_stripe_customer_then_open_invoices() -> None:
 
 
 def test_github_issue_thread_reports_a_missing_pull_request_as_a_partial_error() -> None:
-    issue = {"number": 7, "title": "Bug", "state": "open", "body": "b", "labels": [], "user": {"login": "ann"},
-             "html_url": "https://github.com/o/r/issues/7"}
+    issue = {
+        "number": 7,
+        "title": "Bug",
+        "state": "open",
+        "body": "b",
+        "labels": [],
+        "user": {"login": "ann"},
+        "html_url": "https://github.com/o/r/issues/7",
+    }
     with FaultServer() as fault:
         fault.route("GET", r"^/repos/o/r/issues/7$", 200, issue)
-        fault.route("GET", r"^/repos/o/r/issues/7/comments$", 200, [
-            {"id": 1, "user": {"login": "bob"}, "body": "same here", "created_at": "2025-01-01T00:00:00Z"}])
+        fault.route(
+            "GET",
+            r"^/repos/o/r/issues/7/comments$",
+            200,
+            [{"id": 1, "user": {"login": "bob"}, "body": "same here", "created_at": "2025-01-01T00:00:00Z"}],
+        )
         fault.route("GET", r"^/repos/o/r/pulls/7$", 404, {"message": "Not Found"})
         with _fault_registry("github", fault, "GITHUB_TOKEN") as registry:
             actor = Actor.of("dev", ["issues:read", "pull_requests:read"])
             result = registry.call("get_issue_thread", {"owner": "o", "repo": "r", "number": 7}, actor=actor)
             assert result.ok and result.result is not None, result.to_json()
-            assert set(result.result["errors"]) == {"pull"} and result.result["errors"]["pull"]["code"] == "not_found"
+            assert (
+                set(result.result["errors"]) == {"pull"}
+                and result.result["errors"]["pull"]["code"] == "not_found"
+            )
             assert "pull_request" not in result.result
-            assert result.result["comments"][0]["user"]["login"] == "bob" and result.result["issue"]["number"] == 7
+            assert (
+                result.result["comments"][0]["user"]["login"] == "bob"
+                and result.result["issue"]["number"] == 7
+            )
             assert conforming(registry, result).ok
             assert len(fault.requests) == 3

@@ -16,8 +16,10 @@ from toolgen.testing.tickets_server import TicketsServer
 
 def _package() -> tuple[dict[str, Any], list[Any]]:
     folder = tickets_dir()
-    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+    return (
+        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+    )
 
 
 def test_a_replayed_composite_record_is_redacted_with_the_current_policy(server: TicketsServer) -> None:

@@ -38,24 +38,38 @@ STEP_SCOPE = "tickets/record_escalate_ticket.note"
 
 
 def _registry(server: TicketsServer) -> Registry:
-    return Registry.from_dir(tickets_dir(), base_url=server.base_url,
-                             credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
-                             receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    return Registry.from_dir(
+        tickets_dir(),
+        base_url=server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+        receipts=MemoryReceiptStore(),
+        audit=MemoryAuditSink(),
+        cursor_key=b"k" * 32,
+    )
 
 
 def _followup(registry: Registry, actor: Actor, note: str, key: str) -> CallResult:
-    shown = registry.call("preview_ticket_followup", {"ticket_id": "T-101", "note": note, "visibility": "internal"},
-                          actor=actor)
+    shown = registry.call(
+        "preview_ticket_followup", {"ticket_id": "T-101", "note": note, "visibility": "internal"}, actor=actor
+    )
     preview_id = str(shown.result["preview_id"])  # type: ignore[index]
-    return registry.call("record_ticket_followup", {"preview_id": preview_id, "action_id": key}, actor=actor,
-                         approval=Approval(preview_id))
+    return registry.call(
+        "record_ticket_followup",
+        {"preview_id": preview_id, "action_id": key},
+        actor=actor,
+        approval=Approval(preview_id),
+    )
 
 
 def _escalate(registry: Registry, key: str) -> CallResult:
     shown = registry.call("preview_escalate_ticket", {"ticket_id": "T-101", "reason": REASON}, actor=WRITER)
     preview_id = str(shown.result["preview_id"])  # type: ignore[index]
-    return registry.call("record_escalate_ticket", {"preview_id": preview_id, "action_id": key}, actor=WRITER,
-                         approval=Approval(preview_id))
+    return registry.call(
+        "record_escalate_ticket",
+        {"preview_id": preview_id, "action_id": key},
+        actor=WRITER,
+        approval=Approval(preview_id),
+    )
 
 
 def _sent_keys(server: TicketsServer) -> list[str | None]:
@@ -72,8 +86,11 @@ def test_the_step_key_is_the_documented_digest() -> None:
 
 
 def test_another_callers_key_cannot_make_an_approved_composite_write_fail(
-        registry: Registry, server: TicketsServer) -> None:
-    assert _followup(registry, OTHER, "Something else entirely.", "esc-7.note").ok  # <record key>.<step id>: a free key
+    registry: Registry, server: TicketsServer
+) -> None:
+    assert _followup(
+        registry, OTHER, "Something else entirely.", "esc-7.note"
+    ).ok  # <record key>.<step id>: a free key
     escalated = _escalate(registry, "esc-7")
     assert escalated.ok, escalated.to_json()
     assert server.side_effects["addFollowup"] == 2
@@ -81,7 +98,8 @@ def test_another_callers_key_cannot_make_an_approved_composite_write_fail(
 
 
 def test_two_approved_writes_are_two_writes_or_the_runtime_says_otherwise(
-        registry: Registry, server: TicketsServer) -> None:
+    registry: Registry, server: TicketsServer
+) -> None:
     assert _followup(registry, WRITER, REASON, "esc-8.note").ok
     escalated = _escalate(registry, "esc-8")
     assert escalated.ok and escalated.result is not None, escalated.to_json()
@@ -91,14 +109,17 @@ def test_two_approved_writes_are_two_writes_or_the_runtime_says_otherwise(
 
 @pytest.mark.parametrize("transform", [str, str.upper, str.title])
 def test_a_caller_key_in_the_step_key_form_is_refused_before_anything_is_sent(
-        registry: Registry, server: TicketsServer, transform: type[str]) -> None:
+    registry: Registry, server: TicketsServer, transform: type[str]
+) -> None:
     taken = transform(step_key("record_escalate_ticket", "esc-9", "note"))
     refused = _followup(registry, OTHER, "Pre-empting.", taken)
     assert error_code(refused) == "invalid_arguments"
     assert refused.error is not None and refused.error.details.get("pointer") == "/action_id"
     assert "tgs-" in refused.error.message and "reserved" in refused.error.message
-    assert server.side_effects["addFollowup"] == 0 and registry.receipts.get("tickets/record_ticket_followup",
-                                                                              taken) is None
+    assert (
+        server.side_effects["addFollowup"] == 0
+        and registry.receipts.get("tickets/record_ticket_followup", taken) is None
+    )
     escalated = _escalate(registry, "esc-9")
     assert escalated.ok, escalated.to_json()
     assert server.side_effects["addFollowup"] == 1
@@ -107,7 +128,7 @@ def test_a_caller_key_in_the_step_key_form_is_refused_before_anything_is_sent(
     assert server.side_effects["addFollowup"] == 1
 
 
-_KEY_CHARS = st.characters(min_codepoint=0x20, max_codepoint=0x7e)
+_KEY_CHARS = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
 _RECORD_KEYS = st.text(_KEY_CHARS, min_size=1, max_size=24).filter(lambda k: k.strip() == k != "")
 
 
@@ -115,11 +136,16 @@ _RECORD_KEYS = st.text(_KEY_CHARS, min_size=1, max_size=24).filter(lambda k: k.s
 def _caller_and_record_keys(draw: st.DrawFn) -> tuple[str, str]:
     record_key = draw(_RECORD_KEYS)
     derived = step_key("record_escalate_ticket", record_key, "note")
-    caller = draw(st.one_of(
-        _RECORD_KEYS,
-        st.just(f"{record_key}.note"),  # <record key>.<step id>: a key like any other
-        st.sampled_from([derived, derived.upper(), "TgS-" + derived[4:], derived[:20]]),  # the reserved form
-        st.builds(lambda a, b: a + b, st.sampled_from(["tgs-", "TGS-", "tgs", "xtgs-"]), _RECORD_KEYS)))
+    caller = draw(
+        st.one_of(
+            _RECORD_KEYS,
+            st.just(f"{record_key}.note"),  # <record key>.<step id>: a key like any other
+            st.sampled_from(
+                [derived, derived.upper(), "TgS-" + derived[4:], derived[:20]]
+            ),  # the reserved form
+            st.builds(lambda a, b: a + b, st.sampled_from(["tgs-", "TGS-", "tgs", "xtgs-"]), _RECORD_KEYS),
+        )
+    )
     return caller, record_key
 
 
@@ -153,4 +179,3 @@ def test_no_caller_key_and_no_step_key_ever_share_a_receipt_or_an_upstream_key(k
             assert registry.receipts.get(STEP_SCOPE, step) is not None
         finally:
             registry.close()
-

@@ -54,8 +54,14 @@ def _steps_permitted(call: Call, spec: ToolSpec, steps: list[Step]) -> None:
             raise Halt("permission", error, rule=f"/composite/steps/{steps.index(step)}/row/permission")
 
 
-def run_composite(call: Call, spec: ToolSpec, raw_args: Any, approval: Approval | None, timeout_override_ms: Any,
-                  dialect: str | None) -> Pipeline:
+def run_composite(
+    call: Call,
+    spec: ToolSpec,
+    raw_args: Any,
+    approval: Approval | None,
+    timeout_override_ms: Any,
+    dialect: str | None,
+) -> Pipeline:
     """The call path of composite tool `spec` (see the module docstring); returns its `CallResult`."""
     steps = steps_of(spec)
     try:
@@ -73,9 +79,14 @@ def run_composite(call: Call, spec: ToolSpec, raw_args: Any, approval: Approval 
     except Halt as halt:
         return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     except Exception as exc:  # noqa: BLE001 - a fault in the composite path never escapes
-        return call.fail("result", make_error(
-            "internal_error", f"{call.tool}: the runtime failed while handling the call ({type(exc).__name__}).",
-            result_known=not spec.mutating))
+        return call.fail(
+            "result",
+            make_error(
+                "internal_error",
+                f"{call.tool}: the runtime failed while handling the call ({type(exc).__name__}).",
+                result_known=not spec.mutating,
+            ),
+        )
 
 
 def _read(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], deadline: float) -> Pipeline:
@@ -87,8 +98,20 @@ def _read(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], d
     answered = [r for r in runs if r.state == "done"]
     if not (aggregate and answered) and (error := failure(runs)) is not None:
         return call.fail("steps", error)
-    extra = {"errors": {r.id: r.error.to_json()["error"] for r in runs if r.error is not None}} if aggregate else None
+    extra = (
+        {"errors": {r.id: r.error.to_json()["error"] for r in runs if r.error is not None}}
+        if aggregate
+        else None
+    )
     result, warnings = output_of(call, spec, args, runs, extra)
     call.emit("result", "ok")
-    return CallResult(call.tool, True, result=result, fingerprint=None, status=200, call_id=call.call_id,
-                      warnings=warnings, attempts=sum(r.attempts for r in runs))
+    return CallResult(
+        call.tool,
+        True,
+        result=result,
+        fingerprint=None,
+        status=200,
+        call_id=call.call_id,
+        warnings=warnings,
+        attempts=sum(r.attempts for r in runs),
+    )

@@ -34,6 +34,7 @@ from .step_refs import Absent, MissingMember, Pending, resolve
 
 __all__ = ["execute", "failure", "output_of", "pattern_of", "selected"]
 
+
 def _plan(spec: ToolSpec) -> CompositePlan:
     """Policy: the composite row's plan (``composite``; `is_composite` rows only)."""
     plan = spec.row.composite
@@ -60,23 +61,36 @@ def selected(spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any]) -> li
     taken = [s for s in steps if s.when == value]
     if not taken:
         where = "" if switch is None else switch.pointer
-        raise Halt("validate", make_error(
-            "invalid_arguments", f"Invalid argument {where or '/'}: {value!r} chooses no branch; one of "
-            f"{', '.join(repr(s.when) for s in steps)}.", details={"pointer": where, "keyword": "enum"}))
+        raise Halt(
+            "validate",
+            make_error(
+                "invalid_arguments",
+                f"Invalid argument {where or '/'}: {value!r} chooses no branch; one of "
+                f"{', '.join(repr(s.when) for s in steps)}.",
+                details={"pointer": where, "keyword": "enum"},
+            ),
+        )
     return taken[:1]
 
 
-def execute(call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any], deadline: float,
-            keys: Mapping[str, str], done: Mapping[str, StepRun] | None = None
-            ) -> Generator[Effect, Any, list[StepRun]]:
+def execute(
+    call: Call,
+    spec: ToolSpec,
+    steps: list[Step],
+    inputs: Mapping[str, Any],
+    deadline: float,
+    keys: Mapping[str, str],
+    done: Mapping[str, StepRun] | None = None,
+) -> Generator[Effect, Any, list[StepRun]]:
     """Run `steps` by the plan's pattern (see the module docstring); `keys`: each write step's
     idempotency key; `done`: the steps already run (kept as they are). Returns every step's
     `StepRun`, in plan order."""
     pattern = pattern_of(spec)
     branch = pattern == "branch"
     if pattern == "aggregate":
-        runs: list[StepRun] = yield Gather([run_step(call, s, inputs, {}, deadline, keys.get(s.id))
-                                            for s in steps])
+        runs: list[StepRun] = yield Gather(
+            [run_step(call, s, inputs, {}, deadline, keys.get(s.id)) for s in steps]
+        )
         return runs
     runs = []
     answers: dict[str, Any] = {}
@@ -96,8 +110,12 @@ def execute(call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, 
     return runs
 
 
-def _members(spec: ToolSpec, inputs: Mapping[str, Any], answers: Mapping[str, Any],
-             errors: dict[str, Any] | None = None) -> dict[str, Any]:
+def _members(
+    spec: ToolSpec,
+    inputs: Mapping[str, Any],
+    answers: Mapping[str, Any],
+    errors: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """``composite.output`` resolved: members over a step that did not answer (or did not run) left
     out. A member over an answer without it is ``composite_reference_missing``: with `errors` (an
     aggregate's, ``{step id: error}``) that step's error there and the member left out, so one odd
@@ -112,15 +130,22 @@ def _members(spec: ToolSpec, inputs: Mapping[str, Any], answers: Mapping[str, An
             error = make_error(
                 "composite_reference_missing",
                 f"{spec.name}: the answer of step {miss.step} has no member {miss.pointer or '/'} (output "
-                f"member {name}).", details={"step": miss.step, "pointer": miss.pointer, "member": str(name)})
+                f"member {name}).",
+                details={"step": miss.step, "pointer": miss.pointer, "member": str(name)},
+            )
             if errors is None:
                 raise Halt("output", error) from None
             errors.setdefault(miss.step, error.to_json()["error"])
     return out
 
 
-def output_of(call: Call, spec: ToolSpec, inputs: Mapping[str, Any], runs: list[StepRun],
-              extra: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+def output_of(
+    call: Call,
+    spec: ToolSpec,
+    inputs: Mapping[str, Any],
+    runs: list[StepRun],
+    extra: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
     """(the composite's result, warnings): the output members over the steps that answered,
     redacted, projected and fit to the budget of the composite row, then `extra` members (an
     aggregate's ``errors``, a record's ``steps``) added; checked against the output schema (a
@@ -154,13 +179,17 @@ def failure(runs: list[StepRun], *, record: bool = False) -> ToolError | None:
     bad = next((r for r in runs if r.state in ("failed", "result_unknown")), None)
     if bad is None or bad.error is None:
         return None
-    error = dataclasses.replace(bad.error, details={**bad.error.details, "step": bad.id,
-                                                     "steps": [r.to_json() for r in runs]})
+    error = dataclasses.replace(
+        bad.error, details={**bad.error.details, "step": bad.id, "steps": [r.to_json() for r in runs]}
+    )
     written = [r.id for r in runs if r.state == "done" and r.key is not None]
     if record and written:
         error.result_known = False if bad.state == "result_unknown" else error.result_known
-        error.next_step = (f"Steps {', '.join(written)} are done and not rolled back. "
-                           + (error.next_step or "") + " Calling the record tool again with the same key "
-                           "replays the done steps (never sent again) and runs the rest; a step whose outcome "
-                           "is unknown is not sent again unless its API deduplicates the step's key.")
+        error.next_step = (
+            f"Steps {', '.join(written)} are done and not rolled back. "
+            + (error.next_step or "")
+            + " Calling the record tool again with the same key "
+            "replays the done steps (never sent again) and runs the rest; a step whose outcome "
+            "is unknown is not sent again unless its API deduplicates the step's key."
+        )
     return error

@@ -49,8 +49,16 @@ from ..validate import pointer as to_pointer
 from ..validate import validate_arguments
 from .step_refs import MissingMember, Pending, resolve_args, sketch_args
 
-__all__ = ["Step", "StepRun", "placeholder_key", "run_step", "step_request", "step_sketch", "steps_of",
-           "write_step_key"]
+__all__ = [
+    "Step",
+    "StepRun",
+    "placeholder_key",
+    "run_step",
+    "step_request",
+    "step_sketch",
+    "steps_of",
+    "write_step_key",
+]
 
 
 @dataclass(frozen=True)
@@ -75,8 +83,12 @@ class Step:
 def steps_of(spec: ToolSpec) -> list[Step]:
     """The plan's steps of composite tool `spec`, in plan order."""
     plan = spec.row.composite
-    return [Step(s.id, s.when, s.needs, {k: v.to_json() for k, v in s.args.items()}, loaded, bool(spec.redact_tree))
-            for s, loaded in zip(plan.steps if plan is not None else (), spec.steps, strict=True)]
+    return [
+        Step(
+            s.id, s.when, s.needs, {k: v.to_json() for k, v in s.args.items()}, loaded, bool(spec.redact_tree)
+        )
+        for s, loaded in zip(plan.steps if plan is not None else (), spec.steps, strict=True)
+    ]
 
 
 @dataclass
@@ -137,7 +149,7 @@ def _input_pointer(step: Step, step_pointer: str) -> str | None:
     name = step_pointer.split("/")[1] if step_pointer.count("/") >= 1 else ""
     node = step.args.get(name)
     if isinstance(node, dict) and node.get("$ref") == "input":
-        rest = step_pointer[len(name) + 1:]
+        rest = step_pointer[len(name) + 1 :]
         return str(node.get("pointer") or "") + rest
     return None
 
@@ -155,22 +167,29 @@ def _named(step: Step, error: ToolError, *, branch: bool) -> ToolError:
         if mapped is not None:
             error.details["pointer"] = mapped
     if not error.message.startswith("step "):
-        error.message = f"step {step.id} ({step.spec.row.operation_id or step.spec.name}): " \
-                        f"{error.message}"[:600]
+        error.message = f"step {step.id} ({step.spec.row.operation_id or step.spec.name}): {error.message}"[
+            :600
+        ]
     return error
 
 
-def _arguments(step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+def _arguments(
+    step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any], key: str | None
+) -> dict[str, Any]:
     """The step's resolved arguments, its idempotency key filled in. Raises `Halt`
     ``composite_reference_missing``; `Pending` propagates."""
     try:
         args = resolve_args(step.args, inputs, answers)
     except MissingMember as miss:
-        raise Halt("validate", make_error(
-            "composite_reference_missing",
-            f"step {step.id}: the answer of step {miss.step} has no member {miss.pointer or '/'}; "
-            f"step {step.id} was not run.",
-            details={"step": step.id, "from_step": miss.step, "pointer": miss.pointer})) from None
+        raise Halt(
+            "validate",
+            make_error(
+                "composite_reference_missing",
+                f"step {step.id}: the answer of step {miss.step} has no member {miss.pointer or '/'}; "
+                f"step {step.id} was not run.",
+                details={"step": step.id, "from_step": miss.step, "pointer": miss.pointer},
+            ),
+        ) from None
     idem = step.spec.key_arg
     if idem and key is not None:
         args[idem] = key
@@ -184,15 +203,30 @@ def step_sketch(step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any
     try:
         return sketch_args(step.args, inputs, answers)
     except MissingMember as miss:
-        raise Halt("validate", _named(step, make_error(
-            "composite_reference_missing",
-            f"step {step.id}: the answer of step {miss.step} has no member {miss.pointer or '/'}; "
-            f"step {step.id} was not run.",
-            details={"step": step.id, "from_step": miss.step, "pointer": miss.pointer}), branch=False)) from None
+        raise Halt(
+            "validate",
+            _named(
+                step,
+                make_error(
+                    "composite_reference_missing",
+                    f"step {step.id}: the answer of step {miss.step} has no member {miss.pointer or '/'}; "
+                    f"step {step.id} was not run.",
+                    details={"step": step.id, "from_step": miss.step, "pointer": miss.pointer},
+                ),
+                branch=False,
+            ),
+        ) from None
 
 
-def step_request(call: Call, step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any],
-                 key: str | None, *, branch: bool = False) -> Validated:
+def step_request(
+    call: Call,
+    step: Step,
+    inputs: Mapping[str, Any],
+    answers: Mapping[str, Any],
+    key: str | None,
+    *,
+    branch: bool = False,
+) -> Validated:
     """The step's validated canonical request (its fingerprint `Validated.fp`). Raises `Halt`
     (the error naming the step) or `Pending` (a reference to a step not answered yet)."""
     try:
@@ -210,9 +244,14 @@ def _budget(call: Call, step: Step, deadline: float) -> Budget:
     of the composite's deadline (monotonic seconds). Raises `Halt` ``tool_timeout`` when none is left."""
     left_ms = int((deadline - call.host.clock.monotonic()) * 1000)
     if left_ms <= 0:
-        raise Halt("timeout", make_error(
-            "tool_timeout", f"step {step.id}: the composite's deadline passed before this step; it was not sent.",
-            details={"step": step.id}))
+        raise Halt(
+            "timeout",
+            make_error(
+                "tool_timeout",
+                f"step {step.id}: the composite's deadline passed before this step; it was not sent.",
+                details={"step": step.id},
+            ),
+        )
     budget = bound(call, step.spec.row, left_ms)
     return dataclasses.replace(budget, deadline=min(budget.deadline, deadline))
 
@@ -222,18 +261,33 @@ def _failed(step: Step, call: Call, halt: Halt, *, branch: bool, key: str | None
     # audited like any failed call
     failed = call.fail(halt.step, error, rule=halt.rule, decision=halt.decision, **halt.extra)
     state = "result_unknown" if step.writes and not error.result_known else "failed"
-    return StepRun(step.id, state, error=failed.error, status=failed.status, attempts=failed.attempts, key=key,
-                   secret_values=call.secret_values)
+    return StepRun(
+        step.id,
+        state,
+        error=failed.error,
+        status=failed.status,
+        attempts=failed.attempts,
+        key=key,
+        secret_values=call.secret_values,
+    )
 
 
-def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any], deadline: float,
-             key: str | None, *, branch: bool = False) -> Generator[Effect, Any, StepRun]:
+def run_step(
+    parent: Call,
+    step: Step,
+    inputs: Mapping[str, Any],
+    answers: Mapping[str, Any],
+    deadline: float,
+    key: str | None,
+    *,
+    branch: bool = False,
+) -> Generator[Effect, Any, StepRun]:
     """Run `step` (see the module docstring); `key` is a write step's idempotency key (None for a
     read). Yields the call path's effects; returns the `StepRun`. Never raises."""
-    call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id,
-                args_digest=parent.args_digest)
-    call.emit("find", "allow", mode=step.spec.row.mode, effect=step.spec.row.effect,
-              composite=parent.tool)
+    call = Call(
+        parent.host, step.spec.name, parent.actor, call_id=parent.call_id, args_digest=parent.args_digest
+    )
+    call.emit("find", "allow", mode=step.spec.row.mode, effect=step.spec.row.effect, composite=parent.tool)
     try:
         validated = step_request(call, step, inputs, answers, key, branch=branch)
         budget = _budget(call, step, deadline)
@@ -243,21 +297,59 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
     except Halt as halt:
         return _failed(step, call, halt, branch=branch, key=key)
     except Pending as pending:  # the build orders steps by their references: a runtime bug
-        return _failed(step, call, Halt("validate", make_error(
-            "internal_error", f"step {step.id} reads step {pending.step}, which has not run.")), branch=branch, key=key)
+        return _failed(
+            step,
+            call,
+            Halt(
+                "validate",
+                make_error("internal_error", f"step {step.id} reads step {pending.step}, which has not run."),
+            ),
+            branch=branch,
+            key=key,
+        )
     except Exception as exc:  # noqa: BLE001 - a fault before sending (a credentials provider's...) is this step's
-        return _failed(step, call, Halt("request", make_error(
-            "internal_error", f"{call.tool}: the runtime failed while preparing the step ({type(exc).__name__}); "
-            "it was not sent.")), branch=branch, key=key)
+        return _failed(
+            step,
+            call,
+            Halt(
+                "request",
+                make_error(
+                    "internal_error",
+                    f"{call.tool}: the runtime failed while preparing the step ({type(exc).__name__}); "
+                    "it was not sent.",
+                ),
+            ),
+            branch=branch,
+            key=key,
+        )
     if isinstance(hold, CallResult):  # a replay of the step's receipt: never sent again
         stored = hold.result if isinstance(hold.result, dict) else {}
-        return StepRun(step.id, "done", body=stored.get("body"), status=hold.status, replayed=True, key=key,
-                       secret_values=call.secret_values, warning=_stored_warning(stored))
-    return (yield from _held(call, step, validated, budget, hold, (wire, http_request), branch=branch, key=key))
+        return StepRun(
+            step.id,
+            "done",
+            body=stored.get("body"),
+            status=hold.status,
+            replayed=True,
+            key=key,
+            secret_values=call.secret_values,
+            warning=_stored_warning(stored),
+        )
+    return (
+        yield from _held(call, step, validated, budget, hold, (wire, http_request), branch=branch, key=key)
+    )
 
 
-def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Hold, sent: tuple[BuiltRequest, Any], *,
-          branch: bool, key: str | None) -> Generator[Effect, Any, StepRun]:
+def _held(
+    call: Call,
+    step: Step,
+    validated: Validated,
+    budget: Budget,
+    hold: Hold,
+    sent: tuple[BuiltRequest, Any],
+    *,
+    branch: bool,
+    key: str | None,
+) -> Generator[Effect, Any, StepRun]:
     """The steps that run while the step holds its receipt (if any)."""
     spec = step.spec
     wire, http_request = sent
@@ -265,7 +357,10 @@ def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Ho
     try:
         if call.audit_failures:
             hold.let_go()
-            raise Halt("audit", make_error("internal_error", f"{call.tool}: the audit sink failed; nothing was sent."))
+            raise Halt(
+                "audit",
+                make_error("internal_error", f"{call.tool}: the audit sink failed; nothing was sent."),
+            )
         taken = acquire(call, spec, validated, budget, hold)  # the step row's limits, as a tool's
         exchange = yield from attempts(call, spec, http_request, budget, hold)
         exchange, http_request, landed = yield from follow(call, spec, wire, http_request, budget, exchange)
@@ -275,15 +370,33 @@ def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Ho
         _check_output(call, step, answer.body, exchange.attempts, answer.status)
         hold.settle("complete", {"body": answer.body}, answer.status)
         call.emit("result", "ok", status=answer.status)
-        return StepRun(step.id, "done", body=answer.body, status=answer.status, attempts=exchange.attempts,
-                       key=key, secret_values=call.secret_values)
+        return StepRun(
+            step.id,
+            "done",
+            body=answer.body,
+            status=answer.status,
+            attempts=exchange.attempts,
+            key=key,
+            secret_values=call.secret_values,
+        )
     except Halt as halt:
         return _failed(step, call, halt, branch=branch, key=key)
     except Exception as exc:  # noqa: BLE001 - a fault in the path never escapes as an exception
         hold.settle("mark_unknown")
-        return _failed(step, call, Halt("result", make_error(
-            "internal_error", f"{call.tool}: the runtime failed while handling the step ({type(exc).__name__}).",
-            result_known=not spec.mutating)), branch=branch, key=key)
+        return _failed(
+            step,
+            call,
+            Halt(
+                "result",
+                make_error(
+                    "internal_error",
+                    f"{call.tool}: the runtime failed while handling the step ({type(exc).__name__}).",
+                    result_known=not spec.mutating,
+                ),
+            ),
+            branch=branch,
+            key=key,
+        )
     finally:
         hold.settle("mark_unknown")
         release(call, taken)
@@ -295,21 +408,40 @@ def _stored_warning(stored: Mapping[str, Any]) -> str | None:
     return warning if isinstance(warning, str) else None
 
 
-def _unreadable(call: Call, step: Step, hold: Hold, answer: Answer, attempts_made: int, key: str | None) -> StepRun:
+def _unreadable(
+    call: Call, step: Step, hold: Hold, answer: Answer, attempts_made: int, key: str | None
+) -> StepRun:
     """A step whose 2xx answer's body cannot be read: ``done`` with no body and a warning, its
     receipt completed (the API's status says the write was done); raises `Halt` ``output_invalid``
     for a read in ``strict`` output mode."""
     spec, status = step.spec, answer.status
     if not spec.mutating and spec.row.output.schema_mode == "strict":
-        raise Halt("output", make_error(
-            "output_invalid", f"{call.tool} answered HTTP {status} with a body that cannot be read "
-            f"({answer.unreadable}).", details={"status": status}), attempts=attempts_made, status=status)
-    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer, withhold=step.redacts))[0]
+        raise Halt(
+            "output",
+            make_error(
+                "output_invalid",
+                f"{call.tool} answered HTTP {status} with a body that cannot be read ({answer.unreadable}).",
+                details={"status": status},
+            ),
+            attempts=attempts_made,
+            status=status,
+        )
+    warning = (
+        f"step {step.id}: "
+        + unreadable_warnings(spec, unreadable_result(spec, answer, withhold=step.redacts))[0]
+    )
     call.emit("output", "warn", problem=answer.unreadable)
     hold.settle("complete", {"body": None, "warning": warning}, status)
     call.emit("result", "ok", status=status)
-    return StepRun(step.id, "done", status=status, attempts=attempts_made, key=key, secret_values=call.secret_values,
-                   warning=warning)
+    return StepRun(
+        step.id,
+        "done",
+        status=status,
+        attempts=attempts_made,
+        key=key,
+        secret_values=call.secret_values,
+        warning=warning,
+    )
 
 
 def _check_output(call: Call, step: Step, body: Any, attempts_made: int, status: int) -> None:
@@ -322,7 +454,16 @@ def _check_output(call: Call, step: Step, body: Any, attempts_made: int, status:
     where = to_pointer(first.instance_path)
     mode = step.spec.row.output.schema_mode
     if mode == "strict" and not step.spec.mutating:
-        raise Halt("output", make_error(
-            "output_invalid", f"{call.tool}'s answer does not match its output schema: {where or '/'}: "
-            f"{first.message}"[:300], details={"pointer": where}), attempts=attempts_made, status=status)
+        raise Halt(
+            "output",
+            make_error(
+                "output_invalid",
+                f"{call.tool}'s answer does not match its output schema: {where or '/'}: {first.message}"[
+                    :300
+                ],
+                details={"pointer": where},
+            ),
+            attempts=attempts_made,
+            status=status,
+        )
     call.emit("output", "warn", pointer=where)

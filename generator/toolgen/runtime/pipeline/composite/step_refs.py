@@ -73,8 +73,9 @@ def _deref(node: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[
         raise MissingMember(step, pointer) from None
 
 
-def _deref_or_mark(node: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any],
-                   sketch: bool) -> Any:
+def _deref_or_mark(
+    node: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any], sketch: bool
+) -> Any:
     try:
         return _deref(node, inputs, answers)
     except Pending as pending:
@@ -118,7 +119,9 @@ def resolve(node: Any, inputs: Mapping[str, Any], answers: Mapping[str, Any], *,
     return _walk(node, inputs, answers, sketch)
 
 
-def resolve_args(args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_args(
+    args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any]
+) -> dict[str, Any]:
     """A step's arguments: each node resolved, those whose input is absent left out. Raises
     `Pending`, `MissingMember`."""
     out: dict[str, Any] = {}
@@ -130,7 +133,9 @@ def resolve_args(args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Ma
     return out
 
 
-def sketch_args(args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[str, Any]:
+def sketch_args(
+    args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any]
+) -> dict[str, Any]:
     """A step's arguments as far as they are known (see the module docstring): as `resolve_args`,
     with each reference to a step not in `answers` marked. Raises `MissingMember`."""
     out: dict[str, Any] = {}

@@ -70,8 +70,9 @@ def plan_reads(steps: list[Step]) -> list[Step]:
     return reads
 
 
-def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answers: Mapping[str, Any],
-                  key: str | None) -> list[dict[str, Any]]:
+def _writes_shown(
+    call: Call, steps: list[Step], inputs: Mapping[str, Any], answers: Mapping[str, Any], key: str | None
+) -> list[dict[str, Any]]:
     """Each write step's request (shown redacted) and fingerprint, or the step it is known after;
     `key`: the record key (None: a preview, each step's key a placeholder). Raises `Halt` (the
     step's ``invalid_arguments``, ``composite_reference_missing``...)."""
@@ -79,8 +80,9 @@ def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answ
     for step in steps:
         if not step.writes:
             continue
-        step_call = Call(call.host, step.spec.name, call.actor, call_id=call.call_id,
-                         args_digest=call.args_digest)
+        step_call = Call(
+            call.host, step.spec.name, call.actor, call_id=call.call_id, args_digest=call.args_digest
+        )
         try:
             step_key = placeholder_key(step) if key is None else write_step_key(call.tool, key, step)
             validated = step_request(step_call, step, inputs, answers, step_key)
@@ -88,8 +90,14 @@ def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answ
             # what is known of it now (the composite's arguments, the reads' answers) is shown and
             # bound into the plan's fingerprint: an approval covers it, a changed read makes it stale
             sketch = step_sketch(step, inputs, answers)
-            shown.append({"step": step.id, "known_after": pending.step, "arguments": sketch,
-                          "fp": fingerprint(step.spec.intent, {"known_after": pending.step, "arguments": sketch})})
+            shown.append(
+                {
+                    "step": step.id,
+                    "known_after": pending.step,
+                    "arguments": sketch,
+                    "fp": fingerprint(step.spec.intent, {"known_after": pending.step, "arguments": sketch}),
+                }
+            )
             continue
         finally:
             call.secret_values.extend(step_call.secret_values)
@@ -99,12 +107,15 @@ def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answ
 
 
 def _plan_fp(spec: ToolSpec, shown: list[dict[str, Any]]) -> str:
-    return fingerprint(spec.intent, {"composite": [[s["step"], s.get("fp") or {"known_after": s.get("known_after")}]
-                                                   for s in shown]})
+    return fingerprint(
+        spec.intent,
+        {"composite": [[s["step"], s.get("fp") or {"known_after": s.get("known_after")}] for s in shown]},
+    )
 
 
-def _reads(call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any], deadline: float
-           ) -> Generator[Effect, Any, list[StepRun]]:
+def _reads(
+    call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any], deadline: float
+) -> Generator[Effect, Any, list[StepRun]]:
     runs: list[StepRun] = yield from execute(call, spec, plan_reads(steps), inputs, deadline, {})
     for run in runs:
         call.secret_values.extend(run.secret_values)
@@ -121,8 +132,9 @@ def _record_tool(spec: ToolSpec) -> str:
     return spec.row.pair or "record_" + spec.intent
 
 
-def preview(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any], deadline: float
-            ) -> Generator[Effect, Any, CallResult]:
+def preview(
+    call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any], deadline: float
+) -> Generator[Effect, Any, CallResult]:
     """The preview's `CallResult` (see the module docstring). Raises `Halt`."""
     chosen = selected(spec, steps, inputs)
     runs = yield from _reads(call, spec, chosen, inputs, deadline)
@@ -134,10 +146,13 @@ def preview(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any
     host, record_tool = call.host, _record_tool(spec)
     record_spec = host.specs.get(record_tool)
     result: dict[str, Any] = {
-        "preview_id": fp, "effect": (record_spec or spec).row.effect,
+        "preview_id": fp,
+        "effect": (record_spec or spec).row.effect,
         "approval_required": record_spec is None or record_spec.row.approval == "required",
-        "record_tool": record_tool, "reads": [r.to_json() for r in runs],
-        "requests": [{k: v for k, v in s.items() if k != "fp"} for s in shown]}
+        "record_tool": record_tool,
+        "reads": [r.to_json() for r in runs],
+        "requests": [{k: v for k, v in s.items() if k != "fp"} for s in shown],
+    }
     if record_spec is not None:
         result["expires_in_s"] = _store(call, spec, record_spec, inputs, shown)
     call.emit("http", "skip", reason="preview")
@@ -145,8 +160,9 @@ def preview(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any
     return CallResult(call.tool, True, result=result, fingerprint=fp, call_id=call.call_id)
 
 
-def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, Any],
-           shown: list[dict[str, Any]]) -> int:
+def _store(
+    call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, Any], shown: list[dict[str, Any]]
+) -> int:
     """Store the arguments and the per-step fingerprints; the TTL (s). Raises `Halt`."""
     host, fp = call.host, str(call.fp)
     ttl = record_spec.row.preview_ttl_s or DEFAULT_PREVIEW_TTL_S
@@ -159,10 +175,15 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
         plan = {"steps": steps, "requests": [{k: v for k, v in s.items() if k != "fp"} for s in shown]}
         store.put(StoredPreview(scope + "#plan", call.actor.id, fp, spec.intent, plan, now, now + ttl))
     except Exception as exc:  # noqa: BLE001 - any store outage: no preview_id to execute
-        raise Halt("preview", make_error(
-            "receipt_store_unavailable", f"{call.tool}: the preview store could not keep this plan "
-            f"({type(exc).__name__}), so {record_spec.name} could not execute it.",
-            details={"store": type(host.receipts).__name__})) from None
+        raise Halt(
+            "preview",
+            make_error(
+                "receipt_store_unavailable",
+                f"{call.tool}: the preview store could not keep this plan "
+                f"({type(exc).__name__}), so {record_spec.name} could not execute it.",
+                details={"store": type(host.receipts).__name__},
+            ),
+        ) from None
     call.emit("preview", "stored", ttl_s=ttl)
     return ttl
 
@@ -177,11 +198,17 @@ def approvable_plan(host: Host, spec: ToolSpec, preview_id: str, actor_id: str) 
     try:
         plan = host.preview_store().get(f"{host.api}/{spec.name}#plan", actor_id, preview_id)
     except Exception as exc:  # noqa: BLE001 - any store outage
-        raise make_error("receipt_store_unavailable", f"{spec.name}: the preview store could not be read "
-                         f"({type(exc).__name__}).", details={"store": type(host.receipts).__name__}) from None
+        raise make_error(
+            "receipt_store_unavailable",
+            f"{spec.name}: the preview store could not be read ({type(exc).__name__}).",
+            details={"store": type(host.receipts).__name__},
+        ) from None
     if plan is None or not isinstance(plan.arguments.get("requests"), list):
-        raise make_error("preview_mismatch", f"The stored plan of preview {preview_id[:24]}… cannot be read.",
-                         details={"pointer": "/preview_id"})
+        raise make_error(
+            "preview_mismatch",
+            f"The stored plan of preview {preview_id[:24]}… cannot be read.",
+            details={"pointer": "/preview_id"},
+        )
     return {"requests": plan.arguments["requests"]}
 
 
@@ -205,31 +232,60 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
     try:
         existing = host.receipts.begin(hold.scope, key, preview_id, call.actor.id, lease_ms)
     except Exception as exc:  # noqa: BLE001 - any store outage: nothing sent yet
-        raise Halt("idempotency", make_error(
-            "receipt_store_unavailable", f"{call.tool}: the receipt store could not record the key "
-            f"({type(exc).__name__}); nothing was sent.", details={"store": type(host.receipts).__name__})) from None
+        raise Halt(
+            "idempotency",
+            make_error(
+                "receipt_store_unavailable",
+                f"{call.tool}: the receipt store could not record the key "
+                f"({type(exc).__name__}); nothing was sent.",
+                details={"store": type(host.receipts).__name__},
+            ),
+        ) from None
     if existing is not None:
         # each step's own receipt decides whether a step may be sent again, so the plan may resume
-        decision = receipt_decision(existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS,
-                                    call.host.clock.time())
+        decision = receipt_decision(
+            existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS, call.host.clock.time()
+        )
         if decision == "conflict":
-            raise Halt("idempotency", make_error(
-                "idempotency_conflict", f"The key {key!r} was already used by {call.tool} with another plan.",
-                details={"key_arg": spec.key_arg, "pointer": f"/{spec.key_arg}"}))
+            raise Halt(
+                "idempotency",
+                make_error(
+                    "idempotency_conflict",
+                    f"The key {key!r} was already used by {call.tool} with another plan.",
+                    details={"key_arg": spec.key_arg, "pointer": f"/{spec.key_arg}"},
+                ),
+            )
         if decision == "in_progress":
-            raise Halt("idempotency", make_error(
-                "idempotency_in_progress", f"A call of {call.tool} with the key {key!r} is still in flight.",
-                details={"key_arg": spec.key_arg, "retry_after": 1.0}))
+            raise Halt(
+                "idempotency",
+                make_error(
+                    "idempotency_in_progress",
+                    f"A call of {call.tool} with the key {key!r} is still in flight.",
+                    details={"key_arg": spec.key_arg, "retry_after": 1.0},
+                ),
+            )
         if decision == "replay":
             call.emit("idempotency", "replay", original_actor=existing.actor)
             call.emit("result", "ok", replayed=True)
             # redacted again with the current policy's paths (as `output_of` redacts the members) and
             # scrubbed, as a single record's replay is
             stored = existing.result
-            result = scrub(_withheld(redact(stored, spec.redact_tree)) if spec.redact_tree and isinstance(stored, dict)
-                           else stored, call.secret_values)
-            return CallResult(call.tool, True, result=result, replayed=True, fingerprint=preview_id,
-                              status=existing.status, call_id=call.call_id, idempotency_key=key)
+            result = scrub(
+                _withheld(redact(stored, spec.redact_tree))
+                if spec.redact_tree and isinstance(stored, dict)
+                else stored,
+                call.secret_values,
+            )
+            return CallResult(
+                call.tool,
+                True,
+                result=result,
+                replayed=True,
+                fingerprint=preview_id,
+                status=existing.status,
+                call_id=call.call_id,
+                idempotency_key=key,
+            )
         hold.decision = "resend"
         call.store("resume", hold.scope, key, lease_ms)
     call.emit("idempotency", "new" if existing is None else "resend")
@@ -243,32 +299,60 @@ def _withheld(result: dict[str, Any]) -> dict[str, Any]:
     steps = result.get("steps")
     if not isinstance(steps, list):
         return result
-    return {**result, "steps": [{**s, "warning": withhold_warning(s["warning"])}
-                                if isinstance(s, dict) and isinstance(s.get("warning"), str) else s for s in steps]}
+    return {
+        **result,
+        "steps": [
+            {**s, "warning": withhold_warning(s["warning"])}
+            if isinstance(s, dict) and isinstance(s.get("warning"), str)
+            else s
+            for s in steps
+        ],
+    }
 
 
-def _grant(call: Call, spec: ToolSpec, inputs: dict[str, Any], preview_id: str,
-           approval: Approval | None) -> Grant:
+def _grant(
+    call: Call, spec: ToolSpec, inputs: dict[str, Any], preview_id: str, approval: Approval | None
+) -> Grant:
     """The composite's approval, checked against its ``preview_id`` (the plan). Raises `Halt`."""
     validated = Validated(inputs, BuiltRequest("", "", [], None), preview_id, Page(), preview_id)
     return approval_step.check(call, spec, validated, approval)
 
 
-def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], approval: Approval | None,
-           budget: Budget) -> Generator[Effect, Any, CallResult]:
+def record(
+    call: Call,
+    spec: ToolSpec,
+    steps: list[Step],
+    args: dict[str, Any],
+    approval: Approval | None,
+    budget: Budget,
+) -> Generator[Effect, Any, CallResult]:
     """The record's `CallResult` (see the module docstring). Raises `Halt` before its receipt is held."""
     preview_id = str(args.get("preview_id", ""))
     key = str(args.get(str(spec.key_arg)) or "") if spec.key_arg else ""
     if not key.strip():
-        raise Halt("validate", make_error("invalid_arguments", "An idempotency key is required and may not be blank.",
-                                          details={"pointer": f"/{spec.key_arg}"}))
+        raise Halt(
+            "validate",
+            make_error(
+                "invalid_arguments",
+                "An idempotency key is required and may not be blank.",
+                details={"pointer": f"/{spec.key_arg}"},
+            ),
+        )
     if reserved(key):  # one rule for every record tool's key (`idempotency.reserved`)
-        raise Halt("validate", make_error(
-            "invalid_arguments", f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
-            "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
-            details={"pointer": f"/{spec.key_arg}"}))
+        raise Halt(
+            "validate",
+            make_error(
+                "invalid_arguments",
+                f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
+                "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
+                details={"pointer": f"/{spec.key_arg}"},
+            ),
+        )
     if (problem := key_text_problem(key)) is not None:
-        raise Halt("validate", invalid_argument((str(spec.key_arg),), f"an idempotency key names a receipt: {problem}"))
+        raise Halt(
+            "validate",
+            invalid_argument((str(spec.key_arg),), f"an idempotency key names a receipt: {problem}"),
+        )
     try:
         inputs = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
@@ -284,8 +368,16 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
         hold.settle("mark_unknown")
 
 
-def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any], ids: tuple[str, str],
-          grant: Grant, budget: Budget, hold: Hold) -> Generator[Effect, Any, CallResult]:
+def _held(
+    call: Call,
+    spec: ToolSpec,
+    steps: list[Step],
+    inputs: dict[str, Any],
+    ids: tuple[str, str],
+    grant: Grant,
+    budget: Budget,
+    hold: Hold,
+) -> Generator[Effect, Any, CallResult]:
     """The record while it holds its receipt: reads, staleness, approval, steps, settling."""
     key = ids[1]
     try:
@@ -299,8 +391,10 @@ def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any],
             return call.fail("validate", error)
         if call.audit_failures:
             hold.let_go()
-            return call.fail("audit", make_error("internal_error", f"{call.tool}: the audit sink failed; "
-                                                 "nothing was sent."))
+            return call.fail(
+                "audit",
+                make_error("internal_error", f"{call.tool}: the audit sink failed; nothing was sent."),
+            )
         approval_step.spend(call, grant, hold)
         keys = {s.id: write_step_key(call.tool, key, s) for s in chosen if s.writes}
         runs = yield from execute(call, spec, chosen, inputs, budget.deadline, keys, {r.id: r for r in reads})
@@ -309,8 +403,14 @@ def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any],
         return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
 
 
-def _staleness(call: Call, spec: ToolSpec, chosen: list[Step], inputs: dict[str, Any], reads: list[StepRun],
-               ids: tuple[str, str]) -> ToolError | None:
+def _staleness(
+    call: Call,
+    spec: ToolSpec,
+    chosen: list[Step],
+    inputs: dict[str, Any],
+    reads: list[StepRun],
+    ids: tuple[str, str],
+) -> ToolError | None:
     """``preview_stale`` when the write requests rebuilt over the reads of this call differ from the
     previewed plan, or when one can no longer be built at all (a read now answers without the member a
     write reads, or with a value the write's schema refuses: the step's own error in
@@ -321,19 +421,30 @@ def _staleness(call: Call, spec: ToolSpec, chosen: list[Step], inputs: dict[str,
     except Halt as halt:
         step = str(halt.error.details.get("step") or "")
         return make_error(
-            "preview_stale", f"{call.tool}: the request of step {step} can no longer be built as previewed "
-            f"({halt.error.code}: {halt.error.message})"[:600] + "; nothing was written. Preview again.",
-            details={"steps": [step] if step else [], "pointer": "/preview_id", "cause": halt.error.to_json()["error"]})
+            "preview_stale",
+            f"{call.tool}: the request of step {step} can no longer be built as previewed "
+            f"({halt.error.code}: {halt.error.message})"[:600]
+            + "; nothing was written. Preview again.",
+            details={
+                "steps": [step] if step else [],
+                "pointer": "/preview_id",
+                "cause": halt.error.to_json()["error"],
+            },
+        )
     if _plan_fp(spec, shown) == preview_id:
         return None
     stale = _stale_steps(call, spec, preview_id, shown)
     return make_error(
-        "preview_stale", f"{call.tool}: the request of step {', '.join(stale)} differs from the "
+        "preview_stale",
+        f"{call.tool}: the request of step {', '.join(stale)} differs from the "
         "previewed one (a read now answers differently); nothing was written.",
-        details={"steps": stale, "pointer": "/preview_id"})
+        details={"steps": stale, "pointer": "/preview_id"},
+    )
 
 
-def _settle(call: Call, spec: ToolSpec, inputs: dict[str, Any], runs: list[StepRun], hold: Hold) -> CallResult:
+def _settle(
+    call: Call, spec: ToolSpec, inputs: dict[str, Any], runs: list[StepRun], hold: Hold
+) -> CallResult:
     """The record's result and its receipt's end (see the module docstring)."""
     for run in runs:
         call.secret_values.extend(run.secret_values)
@@ -351,7 +462,14 @@ def _settle(call: Call, spec: ToolSpec, inputs: dict[str, Any], runs: list[StepR
     result, warnings = output_of(call, spec, inputs, runs, {"steps": steps_json})
     hold.settle("complete", result, 200)
     call.emit("result", "ok")
-    return CallResult(call.tool, True, result=result, fingerprint=call.fp, status=200, call_id=call.call_id,
-                      idempotency_key=hold.key, warnings=warnings,
-                      attempts=sum(r.attempts for r in runs))
-
+    return CallResult(
+        call.tool,
+        True,
+        result=result,
+        fingerprint=call.fp,
+        status=200,
+        call_id=call.call_id,
+        idempotency_key=hold.key,
+        warnings=warnings,
+        attempts=sum(r.attempts for r in runs),
+    )
