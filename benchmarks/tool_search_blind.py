@@ -59,6 +59,7 @@ ENGINES = (
     "plain bm25",
     "provider stand-in",
     "toolgen + examples",
+    "toolgen + examples + dense",
     "provider stand-in + examples",
 )
 PARTS = ("dev", "held-out")
@@ -132,7 +133,8 @@ def evaluate(
 ) -> BlindResult:
     """Score every engine on the set at `path`; with `expansions`, also the build whose intent map adds
     ``<expansions>/<api>.yaml`` (its top-level `examples:`), as *toolgen + examples* and *provider
-    stand-in + examples*; with `dense` (an ONNX model and its tokenizer.json), *toolgen + dense*."""
+    stand-in + examples*; with `dense` (an ONNX model and its tokenizer.json), *toolgen + dense* (and,
+    with both, *toolgen + examples + dense*)."""
 
     api, ref, queries = load_set(path)
     spec_path = resolve_spec(ref, corpus_dir, shared)
@@ -150,10 +152,12 @@ def evaluate(
     extra = expansions / f"{api}.yaml" if expansions is not None else None
     if extra is not None and extra.is_file():
         _, _, more = ranking_engines(
-            spec_path, api.replace("-", "_"), operations, extra=extra.read_text(encoding="utf-8")
+            spec_path, api.replace("-", "_"), operations, extra=extra.read_text(encoding="utf-8"), dense=dense
         )
         engines["toolgen + examples"] = more["toolgen"]
         engines["provider stand-in + examples"] = more["provider stand-in"]
+        if "toolgen + dense" in more:
+            engines["toolgen + examples + dense"] = more["toolgen + dense"]
     scores: dict[tuple[str, str], Scores] = {}
     spent, timed = 0.0, 0
     for engine, rank in engines.items():
