@@ -42,6 +42,16 @@ def test_ci_runs_lint_imports_after_lint() -> None:
     assert steps.index("lint-imports") == steps.index("toolgen lint --strict") + 1
 
 
+def test_ci_checks_ruffs_rules_and_format_over_the_same_trees() -> None:
+    """CI runs ruff's rules and its format check over generator/, tests/ and benchmarks/ (a tree left out
+    of one of them would drift unnoticed)."""
+    commands = [
+        line.split("#")[0].split() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    ]
+    assert ["ruff", "check", "generator", "tests", "benchmarks"] in commands
+    assert ["ruff", "format", "--check", "generator", "tests", "benchmarks"] in commands
+
+
 def test_imports_keep_the_contracts() -> None:
     exe = _lint_imports()
     if exe is None:
