@@ -17,6 +17,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.runtime.identity import missing_of, scope_set
 from toolgen.runtime.serving.tool_index import Hit, ToolIndex, _action_factor
@@ -181,7 +182,7 @@ WORDS = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), limit=st.integers(0, 12))
 def test_generated_requests_rank_as_the_full_scoring_does(words: list[str], limit: int) -> None:
     query = " ".join(words)
