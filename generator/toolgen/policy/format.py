@@ -43,6 +43,8 @@ from .members import MAX_PREVIEW_TTL_S, MAX_TIMEOUT_MS, MEMBERS
 from .nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_each, shown
 from .row_parts import (
     JSON,
+    METHOD_OVERRIDE_HEADERS,
+    RESERVED_HEADERS,
     ArgBinding,
     ArgLocation,
     FixedValue,
@@ -564,6 +566,8 @@ def read_policy(path: str | os.PathLike[str], file: str | None = None) -> Policy
 __all__ = [
     "FORMAT_VERSION",
     "JSON",
+    "METHOD_OVERRIDE_HEADERS",
+    "RESERVED_HEADERS",
     "Approval",
     "ArgBinding",
     "ArgLocation",

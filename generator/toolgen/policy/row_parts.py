@@ -25,6 +25,31 @@ SchemaMode = Literal["strict", "warn", "off"]
 
 JSON = Any  # a JSON value: dict/list/str/int/float/bool/None
 
+#: Header parameters that are never tool arguments and never set by a binding: the hop-by-hop headers
+#: (RFC 9110 §7.6.1: Connection and what it names, Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade,
+#: the proxy credentials) and the message-framing ones (Transfer-Encoding, Expect; RFC 9112 §6: a
+#: request with Transfer-Encoding and Content-Length is a smuggling vector), which the HTTP client owns;
+#: and Cookie, which the runtime assembles from ``in: cookie`` parameters and credentials (a free-form
+#: Cookie argument could carry any cookie). The build drops such parameters (``header-reserved``); the
+#: runtime refuses a binding that names one.
+RESERVED_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "transfer-encoding",
+        "expect",
+        "cookie",
+    }
+)
+#: Headers that make a server run another method: the build fixes or drops them, never an argument.
+METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
+
 
 @dataclass(frozen=True)
 class ArgBinding:

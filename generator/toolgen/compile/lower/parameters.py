@@ -16,6 +16,7 @@ from typing import Any
 
 from ...naming import arg_name
 from ...pointer import join_pointer
+from ...policy.format import METHOD_OVERRIDE_HEADERS, RESERVED_HEADERS
 from ..ir import ArgBinding, AuthBinding, FixedValue
 from ..load import SpecDocument
 from ..operations import Operation
@@ -27,27 +28,6 @@ from .security import secret_name, signed_parameters
 from .text import cap_text
 
 MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", "user-agent", "host"}
-#: Header parameters that are never tool arguments and are not sent: the hop-by-hop headers (RFC 9110
-#: §7.6.1: Connection and what it names, Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade, the
-#: proxy credentials) and the message-framing ones (Transfer-Encoding, Expect; RFC 9112 §6: a
-#: request with Transfer-Encoding and Content-Length is a smuggling vector), which the HTTP client
-#: owns; and Cookie, which the runtime assembles from ``in: cookie`` parameters and credentials (a
-#: free-form Cookie argument could carry any cookie, and was previewed but replaced on the wire).
-RESERVED_HEADERS = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "upgrade",
-        "proxy-authorization",
-        "proxy-authenticate",
-        "transfer-encoding",
-        "expect",
-        "cookie",
-    }
-)
 #: Managed headers a `fixed:` entry may set (the runtime sends its own User-Agent and the Accept the
 #: output needs otherwise); Authorization, Content-Type, Content-Length and Host stay the runtime's.
 FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
@@ -55,7 +35,6 @@ FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
 #: honour them): never a model's argument, or a read tool could send ``DELETE``. A required one is
 #: sent as the spec states it (Amadeus: ``GET`` on a POST search), else as the operation's own method;
 #: an optional one is not sent; `fixed:` may set it.
-METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
 CREDENTIAL_NAME = re.compile(
     r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE
 )

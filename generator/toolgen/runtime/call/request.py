@@ -27,7 +27,7 @@ from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from ... import __version__
-from ...policy.format import ArgBinding, ArgLocation, PolicyRow
+from ...policy.format import METHOD_OVERRIDE_HEADERS, RESERVED_HEADERS, ArgBinding, ArgLocation, PolicyRow
 from .arguments import invalid_argument
 from .credentials import Injected
 from .parameter_styles import (
@@ -159,29 +159,9 @@ class BuiltRequest:
         return {"method": self.method, "url": url, "headers": headers, "body": self.body_view}
 
 
-#: Headers a binding may never set (the build drops such parameters with ``header-reserved``): hop-by-hop
-#: (RFC 9110 §7.6.1), framing (RFC 9112 §6) and Cookie, which the runtime assembles itself.
-_NOT_ARGUMENT_HEADERS = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "upgrade",
-        "proxy-authorization",
-        "proxy-authenticate",
-        "transfer-encoding",
-        "expect",
-        "cookie",
-        "content-length",
-        "host",
-    }
-)
-
-
-#: Headers that make a server run another method (the build fixes or drops them): never an argument.
-_METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
+#: Headers a binding may never set: the policy's `RESERVED_HEADERS` (the build drops such parameters with
+#: ``header-reserved``) and the two the HTTP client writes itself, Content-Length and Host.
+_NOT_ARGUMENT_HEADERS = RESERVED_HEADERS | {"content-length", "host"}
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -317,7 +297,7 @@ def _header_binding(binding: ArgBinding, value: Any, at: tuple[str | int, ...]) 
     name = binding.wire_name
     if name.lower() in _NOT_ARGUMENT_HEADERS:
         raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
-    if binding.arg and name.lower() in _METHOD_OVERRIDE_HEADERS:
+    if binding.arg and name.lower() in METHOD_OVERRIDE_HEADERS:
         raise ValueError(f"header {name!r} overrides the HTTP method: never a tool argument")
     return _header_value(serialise_header(value, binding.explode), at)
 
