@@ -22,6 +22,9 @@ from ..naming import TOOL_NAME_RE
 from ..pointer import PointerError, escape_token
 from ._memo import memo_table
 from ._walk import (
+    SCHEMA_KEYS,
+    SCHEMA_LIST_KEYS,
+    SCHEMA_MAP_KEYS,
     child_nodes,
     is_array_schema,
     iter_nodes,
@@ -119,23 +122,10 @@ def _last_token_walk(schema: JSON) -> Iterator[tuple[str, JSON]]:
         stack.extend(children)
 
 
-_MAP_KEYS = frozenset(("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"))
-_LIST_KEYS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
-_ONE_KEYS = frozenset(
-    (
-        "items",
-        "additionalProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    )
-)
+# the applicator keys of `_walk`, as sets for the walk's membership tests
+_MAP_KEYS = frozenset(SCHEMA_MAP_KEYS)
+_LIST_KEYS = frozenset(SCHEMA_LIST_KEYS)
+_ONE_KEYS = frozenset(SCHEMA_KEYS)
 
 
 def checked(check: Callable[..., None], report: Report, *args: Any) -> None:
