@@ -126,6 +126,13 @@ class DiagnosticError(Exception):
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         super().__init__("\n".join(d.render() for d in self.diagnostics))
 
+    @classmethod
+    def one(
+        cls, code: str, message: str, location: SourceLocation | None = None, hint: str | None = None
+    ) -> DiagnosticError:
+        """The error of a stage stopped by one ``error`` diagnostic (``code``, registered) at ``location``."""
+        return cls([Diagnostic(code, "error", message, location, hint)])
+
 
 @dataclass
 class DiagnosticSink:

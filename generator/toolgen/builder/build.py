@@ -581,16 +581,11 @@ def target_options(target: ApiTarget) -> DialectOptions:
             dense=dense_pins(target),
         )
     if target.semantic_search is not None and importlib.util.find_spec("numpy") is None:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "search-semantic-unavailable",
-                    "error",
-                    f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
-                    target.semantic_at,
-                    "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)",
-                )
-            ]
+        raise DiagnosticError.one(
+            "search-semantic-unavailable",
+            f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
+            target.semantic_at,
+            "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)",
         )
     return DialectOptions(
         gemini_parameters=target.gemini_parameters,
@@ -610,17 +605,12 @@ def dense_pins(target: ApiTarget) -> DenseModel:
     assert config is not None
     missing = [m for m in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(m) is None]
     if missing:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "search-dense-unavailable",
-                    "error",
-                    f"{target.name}: search.semantic: onnx needs {' and '.join(missing)}, which "
-                    f"{'is' if len(missing) == 1 else 'are'} not installed",
-                    target.semantic_at,
-                    "pip install -e '.[dense]' in a clone of toolgen, or remove search.semantic (lexical search)",
-                )
-            ]
+        raise DiagnosticError.one(
+            "search-dense-unavailable",
+            f"{target.name}: search.semantic: onnx needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed",
+            target.semantic_at,
+            "pip install -e '.[dense]' in a clone of toolgen, or remove search.semantic (lexical search)",
         )
     for key, path, pin in (
         ("model", config.model, config.model_sha256),
@@ -629,58 +619,36 @@ def dense_pins(target: ApiTarget) -> DenseModel:
         try:
             found = file_sha256(path)
         except OSError as exc:
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "search-dense-model",
-                        "error",
-                        f"{target.name}: search.{key}: cannot read {display_path(path)} "
-                        f"({exc.strerror or exc})",
-                        config.at[key],
-                        f"put the {key} file there (toolgen never downloads one), or point search.{key} at it",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "search-dense-model",
+                f"{target.name}: search.{key}: cannot read {display_path(path)} ({exc.strerror or exc})",
+                config.at[key],
+                f"put the {key} file there (toolgen never downloads one), or point search.{key} at it",
             ) from None
         if found != pin:
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "search-dense-pin-mismatch",
-                        "error",
-                        f"{target.name}: search.{key}_sha256: {display_path(path)} has "
-                        f"SHA-256 {found}, not the pinned {pin}",
-                        config.at[f"{key}_sha256"],
-                        f"use the pinned {key}; or, having checked where this one came from, pin {found}",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "search-dense-pin-mismatch",
+                f"{target.name}: search.{key}_sha256: {display_path(path)} has "
+                f"SHA-256 {found}, not the pinned {pin}",
+                config.at[f"{key}_sha256"],
+                f"use the pinned {key}; or, having checked where this one came from, pin {found}",
             )
     try:
         pinned_embedder(config.model, config.model_sha256, config.tokenizer, config.tokenizer_sha256)
     except DenseModelError as exc:
         key = "tokenizer" if str(exc).startswith("tokenizer") else "model"
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "search-dense-model",
-                    "error",
-                    f"{target.name}: search.{key}: {exc}",
-                    config.at[key],
-                    "export the model with its sentence-transformers "
-                    "ONNX exporter, and give its own tokenizer.json",
-                )
-            ]
+        raise DiagnosticError.one(
+            "search-dense-model",
+            f"{target.name}: search.{key}: {exc}",
+            config.at[key],
+            "export the model with its sentence-transformers ONNX exporter, and give its own tokenizer.json",
         ) from None
     except DenseUnavailable as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "search-dense-unavailable",
-                    "error",
-                    f"{target.name}: {exc}",
-                    target.semantic_at,
-                    "pip install -e '.[dense]' in a clone of toolgen",
-                )
-            ]
+        raise DiagnosticError.one(
+            "search-dense-unavailable",
+            f"{target.name}: {exc}",
+            target.semantic_at,
+            "pip install -e '.[dense]' in a clone of toolgen",
         ) from None
     out = target.out.resolve()
     return DenseModel(

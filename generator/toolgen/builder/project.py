@@ -287,18 +287,13 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         text = path.read_text(encoding="utf-8")
         root_node = read_yaml(text)
     except FileNotFoundError:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "project-not-found",
-                    "error",
-                    f"no project file {display}",
-                    SourceLocation(display),
-                    "run toolgen in the folder that holds toolgen.yaml, pass "
-                    "--project, or build one intent map: "
-                    "toolgen build INTENT_MAP --out DIR",
-                )
-            ]
+        raise DiagnosticError.one(
+            "project-not-found",
+            f"no project file {display}",
+            SourceLocation(display),
+            "run toolgen in the folder that holds toolgen.yaml, pass "
+            "--project, or build one intent map: "
+            "toolgen build INTENT_MAP --out DIR",
         ) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError(
@@ -330,29 +325,19 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
     names = [a.name for a in model.apis]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "project-invalid",
-                    "error",
-                    f"API name {dup[0]!r} is listed twice",
-                    SourceLocation(display),
-                    "give every API a distinct name",
-                )
-            ]
+        raise DiagnosticError.one(
+            "project-invalid",
+            f"API name {dup[0]!r} is listed twice",
+            SourceLocation(display),
+            "give every API a distinct name",
         )
     unknown = sorted(set(overrides) - set(names))
     if unknown:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-override-unknown",
-                    "error",
-                    f"--spec names API {unknown[0]!r}, which {display} does not list",
-                    SourceLocation(display),
-                    f"known APIs: {', '.join(names)}",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-override-unknown",
+            f"--spec names API {unknown[0]!r}, which {display} does not list",
+            SourceLocation(display),
+            f"known APIs: {', '.join(names)}",
         )
     targets = []
     for i, api in enumerate(model.apis):

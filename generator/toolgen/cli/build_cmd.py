@@ -31,7 +31,7 @@ from ..builder.cache import Cache
 from ..builder.incremental import Reused, fresh, inputs_key, remember
 from ..builder.output_files import Output, check_destinations, check_outputs, write_outputs
 from ..builder.project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
-from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
 from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
 
@@ -348,17 +348,12 @@ def _only(project: Project, name: str) -> Project:
     if not targets:
         display = display_path(project.file) if project.file else PROJECT_FILE
         known = ", ".join(t.name for t in project.targets) or "none"
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "api-unknown",
-                    "error",
-                    f"{display} lists no API named {name!r}",
-                    SourceLocation(display),
-                    f"known APIs: {known}; to build an intent map the project does not list: "
-                    "toolgen build INTENT_MAP --out DIR",
-                )
-            ]
+        raise DiagnosticError.one(
+            "api-unknown",
+            f"{display} lists no API named {name!r}",
+            SourceLocation(display),
+            f"known APIs: {known}; to build an intent map the project does not list: "
+            "toolgen build INTENT_MAP --out DIR",
         )
     return replace(project, targets=targets, schema_out=None)
 

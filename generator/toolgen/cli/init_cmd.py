@@ -21,7 +21,7 @@ import click
 
 from ..builder.project import PROJECT_FILE, add_api
 from ..compile.load import load_spec
-from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
+from ..diagnostics import DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..scaffold.describe import DescribeOptions
 from ..scaffold.init import api_name_from, draft_intent_map, renamed_keyword
 from .describe_cmd import INIT_COMMAND, WriterChoice, check_writer, run_describe, writer_options
@@ -80,41 +80,26 @@ def init_command(
             err=True,
         )
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "init-name-invalid",
-                    "error",
-                    f"API name {name!r} is not valid",
-                    None,
-                    "use lower-case letters, digits and '_', e.g. --name my_api",
-                )
-            ]
+        raise DiagnosticError.one(
+            "init-name-invalid",
+            f"API name {name!r} is not valid",
+            None,
+            "use lower-case letters, digits and '_', e.g. --name my_api",
         )
     target = out or Path("intent_maps") / f"{name}.yaml"
     if target.exists() and not force:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "init-file-exists",
-                    "error",
-                    f"{display_path(target)} already exists; nothing was written",
-                    SourceLocation(display_path(target)),
-                    "pass --force to overwrite it, or --out another file",
-                )
-            ]
+        raise DiagnosticError.one(
+            "init-file-exists",
+            f"{display_path(target)} already exists; nothing was written",
+            SourceLocation(display_path(target)),
+            "pass --force to overwrite it, or --out another file",
         )
     if not spec.exists():
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-not-found",
-                    "error",
-                    f"spec file not found: {display_path(spec)}",
-                    SourceLocation(display_path(spec)),
-                    "check the path",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-not-found",
+            f"spec file not found: {display_path(spec)}",
+            SourceLocation(display_path(spec)),
+            "check the path",
         )
     choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
     if describe:

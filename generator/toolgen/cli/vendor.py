@@ -32,7 +32,7 @@ from ..compile.intent import load_intent_map
 from ..compile.load import load_spec
 from ..compile.slice import SliceError, document_sha256, slice_document
 from ..compile.swagger2 import is_swagger2
-from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
+from ..diagnostics import DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from .exits import ExitCode, guarded
 
 
@@ -48,16 +48,11 @@ def slice_bytes(intent_path: Path, source: Path) -> bytes:
     try:
         sliced = slice_document(data, build.ir.covered, source=source.name, sha256=document_sha256(raw))
     except SliceError as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "slice-ref",
-                    "error",
-                    str(exc),
-                    SourceLocation(display_path(source), None, None, exc.pointer),
-                    "bundle the document first, or fix the reference",
-                )
-            ]
+        raise DiagnosticError.one(
+            "slice-ref",
+            str(exc),
+            SourceLocation(display_path(source), None, None, exc.pointer),
+            "bundle the document first, or fix the reference",
         ) from None
     return (json.dumps(sliced, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -67,16 +62,11 @@ def _yaml(path: Path) -> dict[str, Any]:
 
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-not-object",
-                    "error",
-                    "the document is not an object",
-                    SourceLocation(display_path(path)),
-                    "slice an OpenAPI document",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-not-object",
+            "the document is not an object",
+            SourceLocation(display_path(path)),
+            "slice an OpenAPI document",
         )
     return data
 
@@ -103,16 +93,11 @@ def vendor_command(intent_map: Path, source: Path, out: Path | None, check: bool
     intents = load_intent_map(intent_map, display_path(intent_map))
     target = out or resolve_spec_path(intents, None)
     if target.resolve() == source.resolve():
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "vendor-overwrites-source",
-                    "error",
-                    f"the slice would overwrite its source {display_path(source)}",
-                    intents.locate("spec"),
-                    "point the intent map's `spec:` (or --out) at a new file, e.g. specs/<api>.slice.json",
-                )
-            ]
+        raise DiagnosticError.one(
+            "vendor-overwrites-source",
+            f"the slice would overwrite its source {display_path(source)}",
+            intents.locate("spec"),
+            "point the intent map's `spec:` (or --out) at a new file, e.g. specs/<api>.slice.json",
         )
     content = slice_bytes(intent_map, source)
     shown = display_path(target)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..naming import stable_suffix
 from ..pointer import PointerError, escape_token, resolve_pointer
 from .load import read_structured
@@ -48,46 +48,31 @@ def bundle_external_refs(path: Path, data: dict[str, Any], base: Path | None = N
                     continue  # a local ref of the main document
                 file_part = owner.name  # a local ref inside an external file: same file
             if re.match(r"^[a-z][a-z0-9+.-]*://", file_part, re.IGNORECASE):
-                raise DiagnosticError(
-                    [
-                        Diagnostic(
-                            "ref-external",
-                            "error",
-                            f"$ref {ref!r} points at a URL; toolgen does not fetch URLs",
-                            SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
-                            "bundle the spec into one file first (e.g. `redocly bundle`), then point toolgen at it",
-                        )
-                    ]
+                raise DiagnosticError.one(
+                    "ref-external",
+                    f"$ref {ref!r} points at a URL; toolgen does not fetch URLs",
+                    SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
+                    "bundle the spec into one file first (e.g. `redocly bundle`), then point toolgen at it",
                 )
             target_file = (owner.parent / unquote(file_part)).resolve()
             if not target_file.is_relative_to(root):
-                raise DiagnosticError(
-                    [
-                        Diagnostic(
-                            "ref-outside",
-                            "error",
-                            f"$ref {ref!r} reaches a file outside the spec's folder "
-                            f"({display_path(root, base)}); only the spec's sibling files and their subfolders are bundled",
-                            SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
-                            "move the referenced file into the spec's folder (a spec may not read other files of the "
-                            "machine that builds it)",
-                        )
-                    ]
+                raise DiagnosticError.one(
+                    "ref-outside",
+                    f"$ref {ref!r} reaches a file outside the spec's folder "
+                    f"({display_path(root, base)}); only the spec's sibling files and their subfolders are bundled",
+                    SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
+                    "move the referenced file into the spec's folder (a spec may not read other files of the "
+                    "machine that builds it)",
                 )
             key = (target_file, fragment)
             if key not in names:
                 if target_file not in files:
                     if not target_file.is_file():
-                        raise DiagnosticError(
-                            [
-                                Diagnostic(
-                                    "ref-missing",
-                                    "error",
-                                    f"$ref {ref!r}: file {display_path(target_file, base)} not found",
-                                    SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
-                                    "fix the path (relative to the file that holds the $ref)",
-                                )
-                            ]
+                        raise DiagnosticError.one(
+                            "ref-missing",
+                            f"$ref {ref!r}: file {display_path(target_file, base)} not found",
+                            SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
+                            "fix the path (relative to the file that holds the $ref)",
                         )
                     _, loaded, _ = read_structured(target_file, display_path(target_file, base))
                     files[target_file] = loaded
@@ -95,16 +80,11 @@ def bundle_external_refs(path: Path, data: dict[str, Any], base: Path | None = N
                 try:
                     value = resolve_pointer(files[target_file], pointer)
                 except PointerError as exc:
-                    raise DiagnosticError(
-                        [
-                            Diagnostic(
-                                "ref-missing",
-                                "error",
-                                f"$ref {ref!r}: {exc}",
-                                SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
-                                "point the $ref at an existing value",
-                            )
-                        ]
+                    raise DiagnosticError.one(
+                        "ref-missing",
+                        f"$ref {ref!r}: {exc}",
+                        SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
+                        "point the $ref at an existing value",
                     ) from None
                 stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{target_file.stem}_{pointer.rsplit('/', 1)[-1]}")
                 name = f"{stem}_{stable_suffix(str(target_file.name) + '#' + pointer, 6)}"

@@ -36,16 +36,11 @@ def resolve_spec_path(intents: LoadedIntentMap, override: Path | None) -> Path:
         return override
     path = intents.spec_path()
     if path is None:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-missing",
-                    "error",
-                    "the intent map names no spec",
-                    intents.locate(),
-                    "add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-missing",
+            "the intent map names no spec",
+            intents.locate(),
+            "add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec",
         )
     return path
 
@@ -58,16 +53,11 @@ def require_spec(
     if spec_path.exists():
         return
     where = SourceLocation(display_path(spec_path, base)) if overridden else intents.locate("spec")
-    raise DiagnosticError(
-        [
-            Diagnostic(
-                "spec-not-found",
-                "error",
-                f"spec file not found: {display_path(spec_path, base)}",
-                where,
-                "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>",
-            )
-        ]
+    raise DiagnosticError.one(
+        "spec-not-found",
+        f"spec file not found: {display_path(spec_path, base)}",
+        where,
+        "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>",
     )
 
 

@@ -491,52 +491,32 @@ def load_intent_map(path: Path, display: str | None = None, remember: Remember =
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-not-found",
-                    "error",
-                    f"intent map not found: {display}",
-                    SourceLocation(display),
-                    "check the path",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-not-found",
+            f"intent map not found: {display}",
+            SourceLocation(display),
+            "check the path",
         ) from None
     except IsADirectoryError:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-unreadable",
-                    "error",
-                    f"{display} is a folder, not an intent map",
-                    SourceLocation(display),
-                    "name the intent map's .yaml file",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-unreadable",
+            f"{display} is a folder, not an intent map",
+            SourceLocation(display),
+            "name the intent map's .yaml file",
         ) from None
     except UnicodeDecodeError as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-encoding",
-                    "error",
-                    f"{display} is not UTF-8 text (byte {exc.start})",
-                    SourceLocation(display),
-                    "save the intent map as UTF-8 YAML",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-encoding",
+            f"{display} is not UTF-8 text (byte {exc.start})",
+            SourceLocation(display),
+            "save the intent map as UTF-8 YAML",
         ) from None
     except OSError as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-unreadable",
-                    "error",
-                    f"cannot read {display}: {exc.strerror}",
-                    SourceLocation(display),
-                    "check that the file exists and is readable",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-unreadable",
+            f"cannot read {display}: {exc.strerror}",
+            SourceLocation(display),
+            "check that the file exists and is readable",
         ) from None
     last = _LAST_LOADED.get((str(path), display))
     if last is not None and last[0] == text:
@@ -566,18 +546,11 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
             root = parse(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "yaml-syntax",
-                    "error",
-                    f"invalid YAML: {exc.problem}",
-                    SourceLocation(
-                        display, mark.line + 1 if mark else None, mark.column + 1 if mark else None
-                    ),
-                    "fix the YAML syntax at this position",
-                )
-            ]
+        raise DiagnosticError.one(
+            "yaml-syntax",
+            f"invalid YAML: {exc.problem}",
+            SourceLocation(display, mark.line + 1 if mark else None, mark.column + 1 if mark else None),
+            "fix the YAML syntax at this position",
         ) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError(
@@ -586,16 +559,11 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
     if root is None:
         root = {}
     if not isinstance(root, dict):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "intent-not-mapping",
-                    "error",
-                    "an intent map must be a mapping",
-                    SourceLocation(display, 1, 1),
-                    "start from `toolgen init SPEC`",
-                )
-            ]
+        raise DiagnosticError.one(
+            "intent-not-mapping",
+            "an intent map must be a mapping",
+            SourceLocation(display, 1, 1),
+            "start from `toolgen init SPEC`",
         )
     # aliases shared in the tree, expanded by every later walk: bounded first (a "billion laughs" map)
     checked_tree(root, text, display)

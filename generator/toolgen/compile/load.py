@@ -221,54 +221,34 @@ def _read(
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-not-found",
-                    "error",
-                    f"file not found: {display}",
-                    SourceLocation(display),
-                    "check the path (relative paths are resolved against the file that names them)",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-not-found",
+            f"file not found: {display}",
+            SourceLocation(display),
+            "check the path (relative paths are resolved against the file that names them)",
         ) from None
     except IsADirectoryError:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-unreadable",
-                    "error",
-                    f"{display} is a folder, not a file",
-                    SourceLocation(display),
-                    "name the OpenAPI document itself (a .json or .yaml file)",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-unreadable",
+            f"{display} is a folder, not a file",
+            SourceLocation(display),
+            "name the OpenAPI document itself (a .json or .yaml file)",
         ) from None
     except OSError as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-unreadable",
-                    "error",
-                    f"cannot read {display}: {exc.strerror}",
-                    SourceLocation(display),
-                    "check that the file exists and is readable",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-unreadable",
+            f"cannot read {display}: {exc.strerror}",
+            SourceLocation(display),
+            "check that the file exists and is readable",
         ) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "file-encoding",
-                    "error",
-                    f"{display} is not UTF-8 (byte {exc.start})",
-                    SourceLocation(display),
-                    "save the file as UTF-8",
-                )
-            ]
+        raise DiagnosticError.one(
+            "file-encoding",
+            f"{display} is not UTF-8 (byte {exc.start})",
+            SourceLocation(display),
+            "save the file as UTF-8",
         ) from None
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" or stripped.startswith("{"):
@@ -293,16 +273,11 @@ def _read(
                     ("Expecting value", "Expecting property name")
                 ):
                     hint = "remove the trailing comma before this position (JSON allows none)"
-                raise DiagnosticError(
-                    [
-                        Diagnostic(
-                            "json-syntax",
-                            "error",
-                            f"invalid JSON: {exc.msg}",
-                            SourceLocation(display, exc.lineno, exc.colno),
-                            hint,
-                        )
-                    ]
+                raise DiagnosticError.one(
+                    "json-syntax",
+                    f"invalid JSON: {exc.msg}",
+                    SourceLocation(display, exc.lineno, exc.colno),
+                    hint,
                 ) from None
     try:
         loader = _counting_loader(_YamlLoader)(text)
@@ -317,16 +292,11 @@ def _read(
         line = mark.line + 1 if mark is not None else None
         col = mark.column + 1 if mark is not None else None
         problem = exc.problem or str(exc)
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "yaml-syntax",
-                    "error",
-                    f"invalid YAML: {problem}",
-                    SourceLocation(display, line, col),
-                    "fix the YAML syntax at this position",
-                )
-            ]
+        raise DiagnosticError.one(
+            "yaml-syntax",
+            f"invalid YAML: {problem}",
+            SourceLocation(display, line, col),
+            "fix the YAML syntax at this position",
         ) from None
     except yaml.YAMLError as exc:
         raise DiagnosticError(
@@ -370,16 +340,11 @@ def _too_long(text: str, display: str, exc: ValueError) -> DiagnosticError:
     digit."""
     found = _LONG_NUMBER.search(text)
     where = SourceLocation(display, *_line_col(text, found.start())) if found else SourceLocation(display)
-    return DiagnosticError(
-        [
-            Diagnostic(
-                "spec-number-too-long",
-                "error",
-                f"a number too long to read: {str(exc).split(':')[0]}",
-                where,
-                "no API description needs such a number: shorten it, or quote it as a string",
-            )
-        ]
+    return DiagnosticError.one(
+        "spec-number-too-long",
+        f"a number too long to read: {str(exc).split(':')[0]}",
+        where,
+        "no API description needs such a number: shorten it, or quote it as a string",
     )
 
 
@@ -408,16 +373,11 @@ def _too_deep(text: str, display: str) -> DiagnosticError:
 
 
 def _depth_error(location: SourceLocation) -> DiagnosticError:
-    return DiagnosticError(
-        [
-            Diagnostic(
-                "spec-too-deep",
-                "error",
-                f"objects and arrays nest more than {MAX_DEPTH} levels deep",
-                location,
-                "no API description nests this deep: flatten it with named definitions and $ref",
-            )
-        ]
+    return DiagnosticError.one(
+        "spec-too-deep",
+        f"objects and arrays nest more than {MAX_DEPTH} levels deep",
+        location,
+        "no API description nests this deep: flatten it with named definitions and $ref",
     )
 
 
@@ -466,16 +426,11 @@ def checked_tree(data: Any, text: str, display: str) -> Any:
         if key in on_path or len(tokens) > MAX_DEPTH:
             pointer = "".join("/" + escape_token(t) for t in tokens)
             if key in on_path:
-                raise DiagnosticError(
-                    [
-                        Diagnostic(
-                            "spec-alias-cycle",
-                            "error",
-                            "a YAML alias refers to a value that contains it",
-                            SourceLocation(display, None, None, pointer),
-                            "use a $ref instead of a recursive alias",
-                        )
-                    ]
+                raise DiagnosticError.one(
+                    "spec-alias-cycle",
+                    "a YAML alias refers to a value that contains it",
+                    SourceLocation(display, None, None, pointer),
+                    "use a $ref instead of a recursive alias",
                 )
             raise _depth_error(SourceLocation(display, None, None, pointer))
         distinct += 1
@@ -485,16 +440,11 @@ def checked_tree(data: Any, text: str, display: str) -> Any:
         stack.extend((v, [*tokens, str(k)], False) for k, v in pairs)
     total = sizes.get(id(data), 1)
     if total - distinct > MAX_ALIAS_EXPANSION:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-alias-expansion",
-                    "error",
-                    f"YAML aliases expand the document to {total:,} values (from {distinct:,} written)",
-                    SourceLocation(display, 1, 1, ""),
-                    "use $ref for shared parts instead of nesting aliases of aliases",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-alias-expansion",
+            f"YAML aliases expand the document to {total:,} values (from {distinct:,} written)",
+            SourceLocation(display, 1, 1, ""),
+            "use $ref for shared parts instead of nesting aliases of aliases",
         )
     return data
 
@@ -591,16 +541,11 @@ def _load(
 ) -> SpecDocument:
     """`load_spec` after the file is read: the document's checks, and the Swagger 2.0 conversion."""
     if not isinstance(data, dict):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-not-object",
-                    "error",
-                    "an OpenAPI document must be a mapping at its top level",
-                    SourceLocation(display, 1, 1, ""),
-                    "is this the right file?",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-not-object",
+            "an OpenAPI document must be a mapping at its top level",
+            SourceLocation(display, 1, 1, ""),
+            "is this the right file?",
         )
     if SURROGATE_ESCAPE.search(text):
         bad = surrogate_paths(data)
@@ -625,16 +570,11 @@ def _load(
         return _load_swagger2(path, display, text, data, fmt, sink, remember, repeats)
     version_field = data.get("openapi")
     if not isinstance(version_field, str):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-version-missing",
-                    "error",
-                    "no `openapi` version field: is this an OpenAPI document?",
-                    SourceLocation(display, 1, 1, ""),
-                    "add `openapi: 3.1.0` (or 3.0.x) at the top level",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-version-missing",
+            "no `openapi` version field: is this an OpenAPI document?",
+            SourceLocation(display, 1, 1, ""),
+            "add `openapi: 3.1.0` (or 3.0.x) at the top level",
         )
     version_text = version_field
     if re.match(r"^3\.0(\.\d+)?", version_text):
@@ -643,16 +583,11 @@ def _load(
         version = "3.1"
     else:
         doc_probe = SpecDocument(path, display, text, data, fmt, "3.0", version_text)
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "spec-version-unsupported",
-                    "error",
-                    f"OpenAPI version {version_text!r} is not supported",
-                    doc_probe.locate_now("/openapi"),
-                    "toolgen reads OpenAPI 3.0.x and 3.1.x",
-                )
-            ]
+        raise DiagnosticError.one(
+            "spec-version-unsupported",
+            f"OpenAPI version {version_text!r} is not supported",
+            doc_probe.locate_now("/openapi"),
+            "toolgen reads OpenAPI 3.0.x and 3.1.x",
         )
     return _checked(
         SpecDocument(

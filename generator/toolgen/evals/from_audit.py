@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
+from ..diagnostics import DiagnosticError, SourceLocation
 from .tasks import Kind, Task, TaskFile, split_for
 
 #: tasks drafted per tool and failure code (the first ones in the log)
@@ -118,16 +118,11 @@ def _time(raw: Any) -> float | None:
 
 
 def _bad(display: str, line: int, why: str) -> DiagnosticError:
-    return DiagnosticError(
-        [
-            Diagnostic(
-                "eval-audit",
-                "error",
-                f"audit log line {line}: {why}",
-                SourceLocation(display, line, 1),
-                "pass the JSON-lines file `--audit-log` wrote (one event per line)",
-            )
-        ]
+    return DiagnosticError.one(
+        "eval-audit",
+        f"audit log line {line}: {why}",
+        SourceLocation(display, line, 1),
+        "pass the JSON-lines file `--audit-log` wrote (one event per line)",
     )
 
 

@@ -196,16 +196,11 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "eval-yaml",
-                    "error",
-                    f"cannot read the task file: {exc.strerror}",
-                    SourceLocation(display),
-                    "check the path",
-                )
-            ]
+        raise DiagnosticError.one(
+            "eval-yaml",
+            f"cannot read the task file: {exc.strerror}",
+            SourceLocation(display),
+            "check the path",
         ) from None
     try:
         _refuse_anchors(text, display)
@@ -213,16 +208,11 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = SourceLocation(display, mark.line + 1, mark.column + 1) if mark else SourceLocation(display)
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "eval-yaml",
-                    "error",
-                    f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                    where,
-                    "fix the YAML syntax at this position",
-                )
-            ]
+        raise DiagnosticError.one(
+            "eval-yaml",
+            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            where,
+            "fix the YAML syntax at this position",
         ) from None
     loc = _Locator(text, display)
     errors: list[Diagnostic] = []
@@ -289,19 +279,12 @@ def _refuse_anchors(text: str, display: str) -> None:
         if anchor is not None:  # an AliasEvent's anchor is the name it refers to
             mark = event.start_mark
             what = f"the alias *{anchor}" if isinstance(event, yaml.AliasEvent) else f"the anchor &{anchor}"
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "eval-yaml",
-                        "error",
-                        f"{what}: a task file may not use YAML anchors or aliases (a few aliases can expand to "
-                        "billions of values when the file is read)",
-                        SourceLocation(display, mark.line + 1, mark.column + 1)
-                        if mark
-                        else SourceLocation(display),
-                        "write each value out in full, without & anchors or * aliases",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "eval-yaml",
+                f"{what}: a task file may not use YAML anchors or aliases (a few aliases can expand to "
+                "billions of values when the file is read)",
+                SourceLocation(display, mark.line + 1, mark.column + 1) if mark else SourceLocation(display),
+                "write each value out in full, without & anchors or * aliases",
             )
 
 

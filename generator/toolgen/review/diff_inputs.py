@@ -66,16 +66,11 @@ def coded_tools(catalogs: list[Any]) -> frozenset[str]:
 
 def _surface(policy: Any, mcp: Any, where: str, coded: frozenset[str] = frozenset()) -> Surface:
     if not isinstance(mcp, list):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "diff-input-invalid",
-                    "error",
-                    f"{where}: mcp.json is not a toolgen output (not an array of tools)",
-                    SourceLocation(f"{where}/mcp.json"),
-                    "point at folders written by `toolgen build`",
-                )
-            ]
+        raise DiagnosticError.one(
+            "diff-input-invalid",
+            f"{where}: mcp.json is not a toolgen output (not an array of tools)",
+            SourceLocation(f"{where}/mcp.json"),
+            "point at folders written by `toolgen build`",
         )
     try:
         table = from_json(policy, f"{where}/policy.json")
@@ -88,16 +83,11 @@ def _surface(policy: Any, mcp: Any, where: str, coded: frozenset[str] = frozense
 def read_dir(path: Path) -> dict[str, Surface]:
     """Surfaces of a generated folder: `path` itself when it holds policy.json, else its subfolders."""
     if not path.is_dir():
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "diff-input-missing",
-                    "error",
-                    f"no folder {display_path(path)}",
-                    SourceLocation(display_path(path)),
-                    "pass two generated folders",
-                )
-            ]
+        raise DiagnosticError.one(
+            "diff-input-missing",
+            f"no folder {display_path(path)}",
+            SourceLocation(display_path(path)),
+            "pass two generated folders",
         )
     folders = (
         [path]
@@ -131,28 +121,18 @@ def _git(*args: str) -> str:
     try:
         proc = subprocess.run(["git", *args], check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "diff-git-error",
-                    "error",
-                    f"cannot run git: {exc}",
-                    None,
-                    "install git, or compare two folders: toolgen diff OLD_DIR NEW_DIR",
-                )
-            ]
+        raise DiagnosticError.one(
+            "diff-git-error",
+            f"cannot run git: {exc}",
+            None,
+            "install git, or compare two folders: toolgen diff OLD_DIR NEW_DIR",
         ) from None
     if proc.returncode != 0:
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "diff-git-error",
-                    "error",
-                    f"git {' '.join(args)}: {proc.stderr.strip() or 'failed'}",
-                    None,
-                    "check the ref (e.g. `git fetch origin main` in CI) and the --dir path",
-                )
-            ]
+        raise DiagnosticError.one(
+            "diff-git-error",
+            f"git {' '.join(args)}: {proc.stderr.strip() or 'failed'}",
+            None,
+            "check the ref (e.g. `git fetch origin main` in CI) and the --dir path",
         )
     return proc.stdout
 
@@ -172,40 +152,24 @@ def _check_ref(ref: str, directory: str) -> None:
     where = SourceLocation(display_path(Path(directory)))
     compare = "or compare two folders: toolgen diff OLD_DIR NEW_DIR"
     if not _git_ok("rev-parse", "--git-dir"):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "diff-not-a-repository",
-                    "error",
-                    "not in a git repository: there is no base to compare against",
-                    where,
-                    f"run toolgen diff inside the repository, {compare}",
-                )
-            ]
+        raise DiagnosticError.one(
+            "diff-not-a-repository",
+            "not in a git repository: there is no base to compare against",
+            where,
+            f"run toolgen diff inside the repository, {compare}",
         )
     if not _git_ok("rev-parse", "--verify", "--quiet", "HEAD^{commit}"):
-        raise DiagnosticError(
-            [
-                Diagnostic(
-                    "diff-no-commits",
-                    "error",
-                    f"the repository has no commits yet, so {ref} names nothing to compare "
-                    f"{directory}/ against",
-                    where,
-                    f"commit {directory}/ first (then diff against that commit), {compare}",
-                )
-            ]
+        raise DiagnosticError.one(
+            "diff-no-commits",
+            f"the repository has no commits yet, so {ref} names nothing to compare {directory}/ against",
+            where,
+            f"commit {directory}/ first (then diff against that commit), {compare}",
         )
-    raise DiagnosticError(
-        [
-            Diagnostic(
-                "diff-unknown-ref",
-                "error",
-                f"git knows no commit {ref!r}",
-                where,
-                "check the ref (in CI, fetch it first: `git fetch origin main`), " + compare,
-            )
-        ]
+    raise DiagnosticError.one(
+        "diff-unknown-ref",
+        f"git knows no commit {ref!r}",
+        where,
+        "check the ref (in CI, fetch it first: `git fetch origin main`), " + compare,
     )
 
 

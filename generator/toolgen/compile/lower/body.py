@@ -24,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from ...diagnostics import Diagnostic, DiagnosticError
+from ...diagnostics import DiagnosticError
 from ...naming import arg_name
 from ...pointer import join_pointer
 from ..ir import ArgBinding, BodyEncoding, FixedValue
@@ -389,17 +389,12 @@ def _check_budget(
         if optional
         else "raise budgets.max_schema_nodes"
     )
-    raise DiagnosticError(
-        [
-            Diagnostic(
-                "schema-too-large",
-                "error",
-                f"the request body's {len(members)} members the model sees expand to {total:,} nodes after inlining "
-                f"$refs (budget {budget:,} nodes)",
-                ctx.doc.locate(pointer),
-                hint,
-            )
-        ]
+    raise DiagnosticError.one(
+        "schema-too-large",
+        f"the request body's {len(members)} members the model sees expand to {total:,} nodes after inlining "
+        f"$refs (budget {budget:,} nodes)",
+        ctx.doc.locate(pointer),
+        hint,
     )
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ...diagnostics import Diagnostic, DiagnosticError
+from ...diagnostics import DiagnosticError
 from ...pointer import join_pointer
 from ...results import (
     BINARY_SCHEMA,
@@ -440,17 +440,12 @@ def _too_large(ctx: Ctx, op: Operation, body: SuccessBody, nodes: str, *, fields
         if fields
         else TOO_LARGE_HINT
     )
-    return DiagnosticError(
-        [
-            Diagnostic(
-                "schema-too-large",
-                "error",
-                f"the output schema of {op.key} as the model sees it expands to {nodes} nodes after inlining $refs "
-                f"(budget {ctx.converter.budget.max_nodes:,} nodes)",
-                ctx.doc.locate(body.pointer),
-                hint,
-            )
-        ]
+    return DiagnosticError.one(
+        "schema-too-large",
+        f"the output schema of {op.key} as the model sees it expands to {nodes} nodes after inlining $refs "
+        f"(budget {ctx.converter.budget.max_nodes:,} nodes)",
+        ctx.doc.locate(body.pointer),
+        hint,
     )
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...diagnostics import Diagnostic, DiagnosticError
+from ...diagnostics import DiagnosticError
 from ...pointer import join_pointer
 from ..load import SpecDocument
 from .formats import normalise_type
@@ -35,18 +35,13 @@ class CompositionMixin:
         return Built(schema, a.refs | b.refs, origin, a.dropped | b.dropped, a.src)
 
     def _conflict(self, what: str, a_value: Any, b_value: Any, a_ptr: str, b_ptr: str) -> DiagnosticError:
-        return DiagnosticError(
-            [
-                Diagnostic(
-                    "schema-allof-conflict",
-                    "error",
-                    f"allOf branches conflict on {what}: "
-                    f"{show(a_value)} at #{self.doc.source_pointer(a_ptr)} vs {show(b_value)} at "
-                    f"#{self.doc.source_pointer(b_ptr)}",
-                    self.doc.locate(b_ptr),
-                    "make the allOf branches agree (or drop one of the definitions)",
-                )
-            ]
+        return DiagnosticError.one(
+            "schema-allof-conflict",
+            f"allOf branches conflict on {what}: "
+            f"{show(a_value)} at #{self.doc.source_pointer(a_ptr)} vs {show(b_value)} at "
+            f"#{self.doc.source_pointer(b_ptr)}",
+            self.doc.locate(b_ptr),
+            "make the allOf branches agree (or drop one of the definitions)",
         )
 
     def _merge(

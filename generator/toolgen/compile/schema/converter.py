@@ -129,17 +129,12 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         if depth > self.budget.max_depth:
             raise self._too_deep(pointer)
         if check_nodes and nodes > self.budget.max_nodes:
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "schema-too-large",
-                        "error",
-                        f"schema expands to {nodes:,} nodes after inlining $refs "
-                        f"(budget {self.budget.max_nodes:,} nodes)",
-                        self.doc.locate(pointer),
-                        TOO_LARGE_HINT,
-                    )
-                ]
+            raise DiagnosticError.one(
+                "schema-too-large",
+                f"schema expands to {nodes:,} nodes after inlining $refs "
+                f"(budget {self.budget.max_nodes:,} nodes)",
+                self.doc.locate(pointer),
+                TOO_LARGE_HINT,
             )
         if defs:
             self._warn_cycles(sorted(seen))
@@ -153,16 +148,11 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
                 self.sink.add(note)
             return hit
         if key in self._in_progress:  # pragma: no cover - the SCC analysis prevents this
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "ref-cycle",
-                        "error",
-                        f"$ref cycle through #{self.doc.source_pointer(pointer)} could not be broken",
-                        self.doc.locate(pointer),
-                        "report this as a toolgen bug",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "ref-cycle",
+                f"$ref cycle through #{self.doc.source_pointer(pointer)} could not be broken",
+                self.doc.locate(pointer),
+                "report this as a toolgen bug",
             )
         self._in_progress.add(key)
         outer = self.sink
@@ -190,17 +180,12 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         return self._measure(node, memo)[0]
 
     def _too_deep(self, pointer: str) -> DiagnosticError:
-        return DiagnosticError(
-            [
-                Diagnostic(
-                    "schema-too-large",
-                    "error",
-                    f"schema nests more than {self.budget.max_depth} levels deep after inlining $refs "
-                    f"(budget {self.budget.max_depth} levels)",
-                    self.doc.locate(pointer),
-                    TOO_DEEP_HINT,
-                )
-            ]
+        return DiagnosticError.one(
+            "schema-too-large",
+            f"schema nests more than {self.budget.max_depth} levels deep after inlining $refs "
+            f"(budget {self.budget.max_depth} levels)",
+            self.doc.locate(pointer),
+            TOO_DEEP_HINT,
         )
 
     def _build(self, node: Any, pointer: str, context: str, level: int) -> Built:

@@ -75,16 +75,11 @@ class RefsMixin:
             target_ptr = self._ref_pointer(current.get("$ref"), current_ptr)
             if target_ptr in visited:
                 chain = " -> ".join("#" + p for p in [*visited, target_ptr])
-                raise DiagnosticError(
-                    [
-                        Diagnostic(
-                            "ref-cycle",
-                            "error",
-                            f"$ref chain loops back to itself: {chain}",
-                            self.doc.locate(join_pointer(pointer, "$ref")),
-                            "point one of these $refs at a real object",
-                        )
-                    ]
+                raise DiagnosticError.one(
+                    "ref-cycle",
+                    f"$ref chain loops back to itself: {chain}",
+                    self.doc.locate(join_pointer(pointer, "$ref")),
+                    "point one of these $refs at a real object",
                 )
             current = self._lookup(target_ptr, current_ptr)
             visited.append(target_ptr)
@@ -97,45 +92,30 @@ class RefsMixin:
             return ref_to_pointer(ref) or ""  # the common case: no location needed (locating is costly)
         where = self.doc.locate(join_pointer(at, "$ref"))
         if not isinstance(ref, str):
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "ref-invalid",
-                        "error",
-                        f"$ref must be a string, not {type(ref).__name__}",
-                        where,
-                        "write the reference as '#/components/schemas/Name'",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "ref-invalid",
+                f"$ref must be a string, not {type(ref).__name__}",
+                where,
+                "write the reference as '#/components/schemas/Name'",
             )
         target = ref_to_pointer(ref)
         if target is None:
             message = f"external $ref {ref!r}: only references inside the same document are supported"
             if self.allow_external_refs:
                 message = f"external $ref {ref!r}: resolving external references is not implemented yet"
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "ref-external",
-                        "error",
-                        message,
-                        where,
-                        "bundle the spec into one file first (e.g. `redocly bundle`), or set "
-                        "`allow_external_refs: true` in the intent map to bundle sibling files",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "ref-external",
+                message,
+                where,
+                "bundle the spec into one file first (e.g. `redocly bundle`), or set "
+                "`allow_external_refs: true` in the intent map to bundle sibling files",
             )
         if target != "" and not target.startswith("/"):
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "ref-invalid",
-                        "error",
-                        f"$ref {ref!r} is not a JSON pointer fragment",
-                        where,
-                        "local references look like '#/components/schemas/Name'",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "ref-invalid",
+                f"$ref {ref!r} is not a JSON pointer fragment",
+                where,
+                "local references look like '#/components/schemas/Name'",
             )
         return target
 
@@ -148,16 +128,11 @@ class RefsMixin:
                 if exc.pointer
                 else ""
             )
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "ref-missing",
-                        "error",
-                        f"$ref target #{self.doc.source_pointer(target)} does not exist{found}",
-                        self.doc.locate(join_pointer(at, "$ref")),
-                        "fix the reference or add the missing component",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "ref-missing",
+                f"$ref target #{self.doc.source_pointer(target)} does not exist{found}",
+                self.doc.locate(join_pointer(at, "$ref")),
+                "fix the reference or add the missing component",
             ) from None
 
     def _edges(self, pointer: str) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -258,18 +233,12 @@ class RefsMixin:
         scc = self._scc(target)
         if scc.loop is not None:
             chain = " -> ".join(self._display(p) for p in (*scc.loop, scc.loop[0]))
-            raise DiagnosticError(
-                [
-                    Diagnostic(
-                        "ref-cycle",
-                        "error",
-                        f"$ref cycle without schema content: {chain} "
-                        f"({', '.join('#' + p for p in scc.loop)})",
-                        self.doc.locate(join_pointer(at, "$ref")),
-                        "one schema of the loop must define content (type, properties, ...) instead of "
-                        "only referring to the next",
-                    )
-                ]
+            raise DiagnosticError.one(
+                "ref-cycle",
+                f"$ref cycle without schema content: {chain} ({', '.join('#' + p for p in scc.loop)})",
+                self.doc.locate(join_pointer(at, "$ref")),
+                "one schema of the loop must define content (type, properties, ...) instead of "
+                "only referring to the next",
             )
         return scc.recursive
 
