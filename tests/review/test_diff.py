@@ -14,36 +14,12 @@ from typing import Any
 
 import pytest
 from tests.support.build import REVIEW_FIXTURE as FIXTURE
+from tests.support.policy_rows import record_row
 
 from toolgen.builder.project import Artifact
-from toolgen.policy.format import FixedValue, NarrowedArg, OutputPolicy, PolicyRow, Retry
+from toolgen.policy.format import FixedValue, NarrowedArg
 
 EMIT: tuple[Artifact, ...] = ("mcp", "policy")
-
-
-def _row(**changes: Any) -> PolicyRow:
-    """A record row of ``POST /x`` behind an approval; `changes` replace its fields."""
-    row = PolicyRow(
-        tool="record_x",
-        mode="record",
-        effect="write",
-        operation_id="x",
-        method="POST",
-        path="/x",
-        permission=(),
-        approval="required",
-        idempotency=None,
-        retry=Retry(1, 200, 5000, ()),
-        timeout_ms=5000,
-        pagination=None,
-        output=OutputPolicy(),
-        auth=(),
-        body_encoding="json",
-        body_content_type="application/json",
-        bindings=(),
-        record_arguments="full",
-    )
-    return replace(row, **changes)
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +193,7 @@ def test_description_change_is_shown(trees: Path, cli: Callable[..., Any]) -> No
 def test_description_still_promising_approval_is_risky() -> None:
     from toolgen.review.diff import compare_tool, describe_change
 
-    row = _row()
+    row = record_row()
     text = (
         "Append one follow-up note to a ticket. Preview first: the preview returns a preview_id that a human "
         "approves; then record with the same arguments."
@@ -304,7 +280,7 @@ def test_record_narrowing_toolset_and_loading_changes_have_their_own_kinds() -> 
     from toolgen.review.diff import compare_tool
 
     narrowed = NarrowedArg("labels", {"type": "array", "items": {"type": "string"}})
-    old = _row(
+    old = record_row(
         record_arguments="preview", preview_ttl_s=900, narrowed=(narrowed,), toolset="issues", loading="eager"
     )
     new = replace(

@@ -11,39 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.build import REPO, build
+from tests.support.policy_rows import record_row
 from tests.support.profiles import examples
 
 from toolgen.policy.conditions import compile_condition, implies
-from toolgen.policy.format import OutputPolicy, PolicyRow, Retry
+from toolgen.policy.format import PolicyRow
 from toolgen.policy.limits import Limit
 from toolgen.review.diff import compare_tool
 
 PAYMENTS = REPO / "tests" / "fixtures" / "limits" / "payments.yaml"
 LIMIT = Limit("actor", "calls", 10, 60)
-
-
-def _row(**changes: Any) -> PolicyRow:
-    row = PolicyRow(
-        tool="record_x",
-        mode="record",
-        effect="write",
-        operation_id="x",
-        method="POST",
-        path="/x",
-        permission=(),
-        approval="required",
-        idempotency=None,
-        retry=Retry(1, 200, 5000, ()),
-        timeout_ms=5000,
-        pagination=None,
-        output=OutputPolicy(),
-        auth=(),
-        body_encoding="json",
-        body_content_type="application/json",
-        bindings=(),
-        record_arguments="full",
-    )
-    return replace(row, **changes)
 
 
 def kinds(old: PolicyRow, new: PolicyRow) -> dict[str, bool]:
@@ -70,13 +47,18 @@ def kinds(old: PolicyRow, new: PolicyRow) -> dict[str, bool]:
 def test_a_condition_change_is_risky_unless_provably_stricter(
     old: str | None, new: str | None, kind: str, risky: bool
 ) -> None:
-    found = kinds(_row(approval_when=old), _row(approval_when=new))
+    found = kinds(record_row(approval_when=old), record_row(approval_when=new))
     assert found.get(kind) is risky, found
     assert "policy-changed" not in found
 
 
 def test_a_respaced_condition_is_no_change() -> None:
-    assert kinds(_row(approval_when="args.amount>50000"), _row(approval_when="( args.amount > 50000 )")) == {}
+    assert (
+        kinds(
+            record_row(approval_when="args.amount>50000"), record_row(approval_when="( args.amount > 50000 )")
+        )
+        == {}
+    )
 
 
 @pytest.mark.parametrize(
@@ -94,7 +76,7 @@ def test_a_respaced_condition_is_no_change() -> None:
 def test_limits_removed_or_loosened_are_risky(
     old: tuple[Limit, ...], new: tuple[Limit, ...], kind: str
 ) -> None:
-    found = kinds(_row(limits=old), _row(limits=new))
+    found = kinds(record_row(limits=old), record_row(limits=new))
     assert found.get(kind) is (kind == "limits-loosened"), found
     assert "policy-changed" not in found
 
