@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.build import copy_example
 from tests.support.profiles import examples
 
 from toolgen.compile.intent import load_intent_map
@@ -59,18 +60,9 @@ def _good(tools: list[str]) -> dict[str, Any]:
     }
 
 
-def _copy(tmp_path: Path, name: str, spec: str) -> Path:
-    (tmp_path / "intent_maps").mkdir(exist_ok=True)
-    (tmp_path / "specs").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "specs" / spec, tmp_path / "specs" / spec)
-    target = tmp_path / "intent_maps" / f"{name}.yaml"
-    shutil.copy(ROOT / "intent_maps" / f"{name}.yaml", target)
-    return target
-
-
 @pytest.fixture
 def tickets(tmp_path: Path) -> Path:
-    return _copy(tmp_path, "tickets", "tickets.yaml")
+    return copy_example(tmp_path, "tickets", "tickets.yaml")
 
 
 def _run(path: Path, writer: Any, **options: Any) -> Any:
@@ -268,7 +260,7 @@ def test_any_text_is_dropped_or_written_exactly(tmp_path: Path, request_text: st
     without it, and every other field as it was."""
     path = tmp_path / "intent_maps" / "tickets.yaml"
     if not path.exists():
-        _copy(tmp_path, "tickets", "tickets.yaml")
+        copy_example(tmp_path, "tickets", "tickets.yaml")
         shutil.copy(path, tmp_path / "orig.yaml")
     shutil.copy(tmp_path / "orig.yaml", path)
     before = _plain(path)
@@ -336,7 +328,7 @@ def test_splice_skips_flow_and_aliased_intents(tmp_path: Path) -> None:
 
 
 def test_a_wrapped_flow_sequence_and_comments_are_kept(tmp_path: Path) -> None:
-    path = _copy(tmp_path, "github", "github.slice.json")
+    path = copy_example(tmp_path, "github", "github.slice.json")
     before = path.read_text(encoding="utf-8")
     result = _run(path, FunctionWriter(_good), max_tools=4, batch=4)
     after = path.read_text(encoding="utf-8")

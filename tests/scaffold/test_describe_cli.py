@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.build import copy_example
 from tests.support.review_project import Invoke, cli, project
 from tests.support.writer_server import WriterModelServer
 
@@ -51,13 +51,11 @@ def _answer(prompt: str) -> str:
 
 @pytest.fixture
 def tickets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for folder, name in (("specs", "tickets.yaml"), ("intent_maps", "tickets.yaml")):
-        (tmp_path / folder).mkdir(exist_ok=True)
-        shutil.copy(ROOT / folder / name, tmp_path / folder / name)
+    intent_map = copy_example(tmp_path, "tickets", "tickets.yaml")
     monkeypatch.chdir(tmp_path)
     for key, value in KEYS.items():
         monkeypatch.setenv(key, value)
-    return tmp_path / "intent_maps" / "tickets.yaml"
+    return intent_map
 
 
 def test_without_a_writer_describe_says_so_and_writes_nothing(tickets: Path, cli: Invoke) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.build import copy_example
 from tests.support.profiles import examples
 from tests.support.review_project import Invoke, cli, project
 from tests.support.writer_server import WriterModelServer
@@ -55,12 +55,10 @@ def _answer(prompt: str) -> str:
 
 @pytest.fixture
 def tickets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for folder, name in (("specs", "tickets.yaml"), ("intent_maps", "tickets.yaml")):
-        (tmp_path / folder).mkdir(exist_ok=True)
-        shutil.copy(ROOT / folder / name, tmp_path / folder / name)
+    intent_map = copy_example(tmp_path, "tickets", "tickets.yaml")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    return tmp_path / "intent_maps" / "tickets.yaml"
+    return intent_map
 
 
 @pytest.fixture

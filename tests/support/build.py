@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,15 @@ def build(
     result = run("build", str(intent), "--out", str(out), "-q", "--emit", emit)
     assert result.exit_code == expect, result.output
     return Built(out, result)
+
+
+def copy_example(folder: Path, name: str, spec: str) -> Path:
+    """This repository's example API ``name`` (``intent_maps/<name>.yaml`` and ``specs/<spec>``) copied
+    into `folder` in the same layout; returns the copied intent map."""
+    for sub, file in (("specs", spec), ("intent_maps", f"{name}.yaml")):
+        (folder / sub).mkdir(exist_ok=True)
+        shutil.copy(REPO / sub / file, folder / sub / file)
+    return folder / "intent_maps" / f"{name}.yaml"
 
 
 def case_spec(number: str) -> Path:
