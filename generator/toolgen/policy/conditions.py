@@ -399,24 +399,26 @@ class _Checker:
         return ("map", "dyn")
 
 
+#: the rules of CEL's grammar that wrap a single child: a chain of them is one node
+_WRAPPERS = frozenset(
+    (
+        "expr",
+        "conditionalor",
+        "conditionaland",
+        "relation",
+        "addition",
+        "multiplication",
+        "unary",
+        "member",
+        "primary",
+    )
+)
+_WRAPPERS_AND_PARENTHESES = _WRAPPERS | {"paren_expr"}
+
+
 def _unwrap(node: Any) -> Any:
     """The single innermost node of a chain of one-child wrappers (expr, relation, ..., member)."""
-    while (
-        hasattr(node, "data")
-        and node.data
-        in (
-            "expr",
-            "conditionalor",
-            "conditionaland",
-            "relation",
-            "addition",
-            "multiplication",
-            "unary",
-            "member",
-            "primary",
-        )
-        and len(node.children) == 1
-    ):
+    while hasattr(node, "data") and node.data in _WRAPPERS and len(node.children) == 1:
         node = node.children[0]
     return node if hasattr(node, "data") else None
 
@@ -594,23 +596,7 @@ def _parts(tree: Any, rule: str) -> list[Any]:
     """The operands of a chain of `rule` (``conditionalor``: the disjuncts, ``conditionaland``: the
     conjuncts) under `tree`, each with its one-child wrappers and parentheses taken off."""
     node = tree
-    while (
-        hasattr(node, "data")
-        and len(node.children) == 1
-        and node.data
-        in (
-            "expr",
-            "conditionalor",
-            "conditionaland",
-            "relation",
-            "addition",
-            "multiplication",
-            "unary",
-            "member",
-            "primary",
-            "paren_expr",
-        )
-    ):
+    while hasattr(node, "data") and len(node.children) == 1 and node.data in _WRAPPERS_AND_PARENTHESES:
         node = node.children[0]
     if hasattr(node, "data") and node.data == rule:
         return _parts(node.children[0], rule) + _parts(node.children[1], rule)
