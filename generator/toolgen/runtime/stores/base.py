@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 ReceiptState = Literal["pending", "unknown", "completed"]
 
@@ -104,6 +105,25 @@ class Receipt:
     created_at: float = 0.0
     updated_at: float = 0.0
     lease_ms: int = 0
+
+    @classmethod
+    def stored(cls, scope: str, key: str, columns: Sequence[Any]) -> Receipt:
+        """A receipt from a store's columns, in the order of the SQLite and PostgreSQL tables: fingerprint,
+        state, actor, result (JSON text; None: none), status, created_at, updated_at, lease_ms (numbers as
+        numbers or their text, as Redis keeps them; a missing lease is 0)."""
+        fingerprint, state, actor, result, status, created_at, updated_at, lease_ms = columns
+        return cls(
+            scope,
+            key,
+            fingerprint,
+            cast(ReceiptState, state),
+            actor,
+            json.loads(result) if result is not None else None,
+            int(status) if status is not None else None,
+            float(created_at),
+            float(updated_at),
+            int(lease_ms or 0),
+        )
 
     def in_flight(self, now: float, fallback_lease_ms: int) -> bool:
         """True while a ``pending`` receipt is inside the window its owner stored (`lease_ms`,

@@ -40,10 +40,10 @@ import json
 import re
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from ..clock import SYSTEM, Clock
-from .base import LimitTake, Receipt, ReceiptState, limit_refusal, spend_expiry
+from .base import LimitTake, Receipt, limit_refusal, spend_expiry
 from .previews import (
     MAX_PREVIEW_BYTES_PER_ACTOR,
     MAX_PREVIEWS_PER_ACTOR,
@@ -234,19 +234,7 @@ class PostgresReceiptStore:
         row = cur.fetchone()
         if row is None:
             return None
-        fingerprint, state, actor, result, status, created, updated, lease_ms = row
-        return Receipt(
-            scope,
-            key,
-            fingerprint,
-            cast(ReceiptState, state),
-            actor,
-            json.loads(result) if result is not None else None,
-            status,
-            float(created),
-            float(updated),
-            int(lease_ms or 0),
-        )
+        return Receipt.stored(scope, key, row)
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         now = self.clock.time()

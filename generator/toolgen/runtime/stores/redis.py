@@ -36,10 +36,10 @@ import json
 import math
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..clock import SYSTEM, Clock
-from .base import LimitTake, Receipt, ReceiptState, spend_expiry
+from .base import LimitTake, Receipt, spend_expiry
 from .previews import RedisPreviewStore
 
 if TYPE_CHECKING:
@@ -234,20 +234,17 @@ class RedisReceiptStore:
         else:  # a flat [field, value, ...] list, as a script returns HGETALL
             flat = [_text(v) for v in raw]
             items = dict(zip(flat[0::2], flat[1::2], strict=True))
-        result = items.get("result")
-        status = items.get("status")
-        return Receipt(
-            scope,
-            key,
+        columns = (
             items["fingerprint"],
-            cast(ReceiptState, items["state"]),
+            items["state"],
             items.get("actor", ""),
-            json.loads(result) if result is not None else None,
-            int(status) if status is not None else None,
-            float(items.get("created_at", 0.0)),
-            float(items.get("updated_at", 0.0)),
-            int(items.get("lease_ms", 0) or 0),
+            items.get("result"),
+            items.get("status"),
+            items.get("created_at", 0.0),
+            items.get("updated_at", 0.0),
+            items.get("lease_ms", 0),
         )
+        return Receipt.stored(scope, key, columns)
 
     # -- ReceiptStore --------------------------------------------------------------------------------
 

@@ -228,19 +228,7 @@ class SqliteReceiptStore:
         ).fetchone()
         if row is None:
             return None
-        fingerprint, state, actor, result, status, created, updated, lease_ms = row
-        return Receipt(
-            scope,
-            key,
-            fingerprint,
-            state,
-            actor,
-            json.loads(result) if result is not None else None,
-            status,
-            created,
-            updated,
-            int(lease_ms or 0),
-        )
+        return Receipt.stored(scope, key, row)
 
     def previews(self) -> SqlitePreviewStore:
         """The preview store in the same file (table ``previews``), on this store's connection."""
