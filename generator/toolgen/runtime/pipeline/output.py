@@ -106,20 +106,7 @@ def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answ
         )
     result = unreadable_result(spec, answer)
     call.emit("output", "warn", problem=problem)
-    hold.settle("complete", result, status)
-    call.emit("result", "ok", status=status)
-    return CallResult(
-        call.tool,
-        True,
-        result=result,
-        fingerprint=call.fp,
-        status=status,
-        attempts=exchange.attempts,
-        warnings=unreadable_warnings(spec, result),
-        call_id=call.call_id,
-        idempotency_key=hold.key,
-        request=call.shown,
-    )
+    return _completed(call, hold, exchange, result, status, unreadable_warnings(spec, result))
 
 
 def _schema_warnings(
@@ -172,6 +159,13 @@ def shape(
         raise Halt("output", exc, attempts=exchange.attempts, status=status) from None
     warnings = _schema_warnings(call, spec, exchange, answer, result)
     call.emit("output", "allow", bytes=omitted or None)
+    return _completed(call, hold, exchange, result, status, warnings)
+
+
+def _completed(
+    call: Call, hold: Hold, exchange: Exchange, result: Any, status: int, warnings: list[str]
+) -> CallResult:
+    """The receipt completed with `result`, the call's ``result ok`` event, and its `CallResult`."""
     hold.settle("complete", result, status)
     call.emit("result", "ok", status=status)
     return CallResult(
