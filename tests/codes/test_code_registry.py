@@ -32,7 +32,7 @@ KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 #: what makes or raises a diagnostic from a code given as its first argument (or `code=`): the
 #: value type, a sink's methods, a lowering's `Skip`, and the helpers of the Swagger 2.0
 #: conversion (`warn`), the eval task reader (`fail`) and the policy reader (`diagnostic`)
-CONSTRUCTORS = {"Diagnostic", "Skip"}
+CONSTRUCTORS = {"Diagnostic", "Skip", "DiagnosticError.one"}
 METHODS = {"error", "warning", "info", "warn", "fail", "diagnostic"}
 
 
@@ -53,6 +53,12 @@ def _emitted(path: Path) -> Iterator[tuple[str, int, str, bool]]:
             continue
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "DiagnosticError"
+        ):
+            name = f"DiagnosticError.{func.attr}"
         if name not in CONSTRUCTORS and name not in METHODS:
             continue
         arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "code"), None)
