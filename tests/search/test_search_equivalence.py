@@ -214,26 +214,33 @@ def _replicated(copies: int) -> ToolIndex:
 _INDEXES = {**{name: ToolIndex.from_dir(GENERATED / name) for name in APIS}, "replicated": _replicated(40)}
 
 
-def test_the_bound_leaves_documents_unscored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pruning is exercised by the requests above: a common request scores fewer documents than
-    it matches, and still ranks as the full scoring does."""
-    from toolgen.runtime.serving import tool_index
-
+@pytest.mark.parametrize(
+    "query",
+    ["list all repos in the netflix org", "add @lee (already a GitHub user) to the acme org as a member"],
+)
+def test_the_bound_leaves_documents_unscored(monkeypatch: pytest.MonkeyPatch, query: str) -> None:
+    """The pruning is exercised by the requests above: a common request scores (`ToolIndex._entry`) a
+    small share of the documents it matches, through the postings (SQLite's ``bm25()`` is not asked),
+    and still ranks as the full scoring does."""
     index = _INDEXES["replicated"]
-    query = "list all repos in the netflix org"
+    assert index._postings is not None, "the postings were refused: every search asks SQLite"
     expected = _reference(index, query, limit=5)
     calls: list[int] = []
-    factor = tool_index._action_factor
+    entry = index._entry
 
-    def counted(actions: set[str], doc_actions: frozenset[str]) -> float:
-        calls.append(1)
-        return factor(actions, doc_actions)
+    def counted(*args: Any) -> Any:
+        calls.append(args[1])
+        return entry(*args)
 
-    monkeypatch.setattr(tool_index, "_action_factor", counted)
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the bounded ranking fell back to SQLite's")
+
+    monkeypatch.setattr(index, "_entry", counted)
+    monkeypatch.setattr(index, "_ranked", refused)
     assert index.search(query, limit=5) == expected
     terms, _, _, actions = analyse_query(query)
     matched = index._matching(content_terms([*terms, *sorted(actions)]))
-    assert 0 < len(calls) < len(matched) / 2, (len(calls), len(matched))
+    assert 0 < len(calls) < len(matched) / 4, (len(calls), len(matched))
 
 
 def test_the_ceiling_bounds_every_factor_a_score_can_get() -> None:
