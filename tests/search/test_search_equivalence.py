@@ -257,3 +257,95 @@ def test_the_ceiling_bounds_every_factor_a_score_can_get() -> None:
         for has in sets:
             most = (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * 1.0) * _action_factor(asked, frozenset(has))
             assert most * (1 + ITEM_BOOST) <= _CEILING and most <= _CEILING, (asked, has)
+
+
+def test_every_index_here_ranks_through_its_postings() -> None:
+    """The equivalence above is the postings' (not SQLite's ranking compared with itself): every index
+    of these tests loaded them, their shares agreeing with SQLite's bm25()."""
+    assert all(index._postings is not None for index in _INDEXES.values()), [
+        name for name, index in _INDEXES.items() if index._postings is None
+    ]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=12),
+    limit=st.integers(1, 12),
+    pick=st.integers(1, 4),
+)
+def test_generated_requests_with_scopes_rank_as_the_full_scoring_does(
+    words: list[str], limit: int, pick: int
+) -> None:
+    """Scopes that hide most tools: the bound of a document none of whose tools the caller may use is
+    0, and the ranking is still the full scoring's."""
+    query = " ".join(words)
+    for index in (_INDEXES["replicated"], *(_INDEXES[name] for name in APIS[:2])):
+        scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
+        held = scopes[::pick]
+        assert index.search(query, scopes=held, limit=limit) == _reference(index, query, held, limit), (
+            query,
+            limit,
+            held,
+        )
+
+
+def test_shares_that_differ_from_sqlites_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A share computed otherwise than SQLite computes bm25 (here: another k1) fails the check at load:
+    the index asks SQLite for every query, and ranks as before."""
+    from toolgen.runtime.serving import postings
+
+    monkeypatch.setattr(postings, "K1", 1.25)
+    name = APIS[0]
+    index = ToolIndex.from_dir(GENERATED / name)
+    assert index._postings is None
+    for query in _blind_requests()[::7]:
+        assert index.search(query, limit=5) == _reference(index, query, limit=5), query
+
+
+def test_a_word_the_tokenizer_splits_or_drops_asks_sqlite() -> None:
+    """`Postings.tokens` gives FTS5's own token of each word (stemmed: repos → repo), remembered, and
+    None for a word that makes no token or more than one; `bounded_ranking` then returns None."""
+    from toolgen.runtime.serving.postings import Asked, bounded_ranking
+
+    postings = _INDEXES[APIS[0]]._postings
+    assert postings is not None
+    assert postings.tokens(["repos", "labels", "repos"]) == ["repo", "label", "repo"]
+    assert postings.tokens(["pull-request"]) is None
+    assert postings.tokens(["---"]) is None
+    asked = Asked(["pull-request"], [], [], [], ["pull-request"], set(), False, None)
+    assert bounded_ranking(postings, asked, lambda *a: None, lambda *a: 1.0, 5, 2.0, 4) is None
+
+
+def test_too_many_documents_at_the_top_ask_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the phrases of the highest bounds hold more documents than `_POOL`, SQLite ranks (the same
+    hits)."""
+    from toolgen.runtime.serving import postings
+
+    monkeypatch.setattr(postings, "_POOL", 3)
+    index = _INDEXES["replicated"]
+    asked_sqlite: list[int] = []
+    ranked = index._ranked
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        asked_sqlite.append(1)
+        return ranked(*args, **kwargs)
+
+    monkeypatch.setattr(index, "_ranked", counted)
+    for query in _blind_requests()[::9]:
+        assert index.search(query, limit=5) == _reference(index, query, limit=5), query
+    assert asked_sqlite
+
+
+def test_the_token_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The words `Postings.tokens` remembers are bounded (a server answers any request): past the
+    bound it forgets them all and tokenizes again, with the same tokens."""
+    from toolgen.runtime.serving import postings as module
+
+    monkeypatch.setattr(module, "_TOKEN_CACHE", 4)
+    postings = _INDEXES[APIS[0]]._postings
+    assert postings is not None
+    words = ["issues", "labels", "repositories", "comments", "users", "teams"]
+    first = postings.tokens(words[:3])
+    assert postings.tokens(words[3:]) == ["comment", "user", "team"]
+    assert len(postings._tokens) <= 4 + 3
+    assert postings.tokens(words[:3]) == first == ["issu", "label", "repositori"]

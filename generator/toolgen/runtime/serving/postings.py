@@ -119,9 +119,10 @@ class Postings:
         when one of them makes no token or more than one (the caller then asks SQLite)."""
         words = list(words)
         new = [w for w in dict.fromkeys(words) if w not in self._tokens]
+        if new and len(self._tokens) + len(new) > _TOKEN_CACHE:
+            self._tokens.clear()  # forget every word, then tokenize all of these again
+            new = list(dict.fromkeys(words))
         if new:
-            if len(self._tokens) + len(new) > _TOKEN_CACHE:
-                self._tokens.clear()
             self._db.executemany("INSERT INTO temp.q_words(rowid, w) VALUES (?, ?)", enumerate(new, 1))
             made: dict[int, list[str]] = {}
             for doc, term in self._db.execute("SELECT doc, term FROM temp.q_words_v ORDER BY doc, offset"):
