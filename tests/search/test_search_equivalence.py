@@ -1,15 +1,13 @@
 """`ToolIndex.search` ranks exactly as the plain ranking it speeds up: every matched document scored
-in full, its coverage and matching found one term and one table at a time. `_reference` below is
-that ranking, kept as the oracle; the index's own path prunes the documents whose upper bound cannot
-reach the first `limit` places and asks SQLite fewer, larger questions. Same tools, same order, same
-scores to the float, over the blind request sets and generated requests, on the repository's
-generated packages."""
+in full, its coverage and matching found one term and one table at a time (`tests.support.search_reference`,
+kept as the oracle); the index's own path scores from FTS5's postings only the documents whose upper
+bound can reach the first `limit` places (`toolgen.runtime.serving.postings`). Same tools, same order,
+same scores to the float, over the blind request sets and generated requests, with and without scopes,
+on the repository's generated packages and on their documents replicated 40 times (ties)."""
 
 from __future__ import annotations
 
-import heapq
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,92 +16,15 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
+from tests.support.search_reference import reference
 
-from toolgen.runtime.identity import missing_of, scope_set
-from toolgen.runtime.serving.tool_index import Hit, ToolIndex, _action_factor
-from toolgen.search.text_index import (
-    COVERAGE_WEIGHT,
-    HEAD_NOUN_WEIGHT,
-    HEAD_WEIGHT,
-    ITEM_BOOST,
-    STRUCTURE,
-    TABLES,
-    analyse_query,
-    content_terms,
-    names_one,
-)
+from toolgen.runtime.serving.tool_index import ToolIndex, _action_factor
+from toolgen.search.text_index import COVERAGE_WEIGHT, ITEM_BOOST, analyse_query, content_terms
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
 BLIND = REPO / "benchmarks" / "queries" / "blind"
 APIS = sorted(p.name for p in GENERATED.iterdir() if (p / "search.json").is_file())
-
-
-def _reference(
-    index: ToolIndex, query: str, scopes: Iterable[str] | None = None, limit: int = 5
-) -> list[Hit]:
-    """The lexical ranking scored in full: every document that matches a term gets its exact score."""
-    if limit <= 0:
-        return []
-    terms, own, head, actions = analyse_query(query)
-    if not terms:
-        return []
-    db = index._db
-    held = None if scopes is None else scope_set(scopes)
-    terms += [f"act{a}" for a in sorted(actions)]
-    match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
-    totals: dict[int, float] = {}
-    for table, (columns, table_weight) in TABLES.items():
-        weights = ", ".join(str(w) for _, w in columns)
-        for rowid, raw in db.execute(
-            f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
-        ):
-            totals[rowid] = totals.get(rowid, 0.0) - raw * table_weight
-    last = [t[1:] for t in head if t.startswith("^")]
-    head = [t for t in head if not t.startswith("^")]
-    for words, weight in ((last, HEAD_NOUN_WEIGHT), (head, HEAD_WEIGHT)):
-        if words:
-            for rowid, raw in db.execute(
-                "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?",
-                (" OR ".join(dict.fromkeys(f'"{t}"' for t in words)),),
-            ):
-                totals[rowid] = totals.get(rowid, 0.0) - float(raw) * weight
-    distinct = list(dict.fromkeys(own))
-    found: dict[int, int] = {}
-    for term in distinct:
-        rows: set[int] = set()
-        for table in STRUCTURE:
-            rows.update(
-                r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',))
-            )
-        for rowid in rows:
-            found[rowid] = found.get(rowid, 0) + 1
-    coverage = {rowid: n / len(distinct) for rowid, n in found.items()}
-    one = "create" not in actions and names_one(query)
-    content = content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)])
-    matched: set[int] = set()
-    if content:
-        any_term = " OR ".join(dict.fromkeys(f'"{t}"' for t in content))
-        for table in TABLES:
-            if table != "f_verbs":
-                matched.update(
-                    r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (any_term,))
-                )
-    ranked: list[tuple[float, str, int]] = []
-    for rowid in matched.intersection(totals):
-        doc = index._docs[rowid - 1]
-        tool = next((t for t, need in doc.tools if held is None or not missing_of(need, held)), None)
-        if tool is None:
-            continue
-        score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
-        score *= _action_factor(actions, doc.actions)
-        if one and rowid in index._items:
-            score *= 1 + ITEM_BOOST
-        ranked.append((-round(score, 6), tool, rowid))
-    return [
-        Hit(tool, index._docs[rowid - 1].toolset, -negative, index._docs[rowid - 1].operation)
-        for negative, tool, rowid in heapq.nsmallest(limit, ranked)
-    ]
 
 
 def _blind_requests() -> list[str]:
@@ -125,14 +46,14 @@ def test_the_blind_requests_rank_as_the_full_scoring_does(index: ToolIndex) -> N
     assert len(requests) > 100, "the blind request sets were not read"
     for query in requests:
         for limit in (1, 5, 20):
-            assert index.search(query, limit=limit) == _reference(index, query, limit=limit), (query, limit)
+            assert index.search(query, limit=limit) == reference(index, query, limit=limit), (query, limit)
 
 
 def test_scope_filtering_ranks_as_the_full_scoring_does(index: ToolIndex) -> None:
     scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
     held = scopes[::3]
     for query in _blind_requests()[::4]:
-        assert index.search(query, scopes=held, limit=5) == _reference(index, query, held, 5), query
+        assert index.search(query, scopes=held, limit=5) == reference(index, query, held, 5), query
 
 
 WORDS = [
@@ -187,7 +108,7 @@ WORDS = [
 def test_generated_requests_rank_as_the_full_scoring_does(words: list[str], limit: int) -> None:
     query = " ".join(words)
     for index in _INDEXES.values():
-        assert index.search(query, limit=limit) == _reference(index, query, limit=limit), (query, limit)
+        assert index.search(query, limit=limit) == reference(index, query, limit=limit), (query, limit)
 
 
 def _replicated(copies: int) -> ToolIndex:
@@ -224,7 +145,7 @@ def test_the_bound_leaves_documents_unscored(monkeypatch: pytest.MonkeyPatch, qu
     and still ranks as the full scoring does."""
     index = _INDEXES["replicated"]
     assert index._postings is not None, "the postings were refused: every search asks SQLite"
-    expected = _reference(index, query, limit=5)
+    expected = reference(index, query, limit=5)
     calls: list[int] = []
     entry = index._entry
 
@@ -282,7 +203,7 @@ def test_generated_requests_with_scopes_rank_as_the_full_scoring_does(
     for index in (_INDEXES["replicated"], *(_INDEXES[name] for name in APIS[:2])):
         scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
         held = scopes[::pick]
-        assert index.search(query, scopes=held, limit=limit) == _reference(index, query, held, limit), (
+        assert index.search(query, scopes=held, limit=limit) == reference(index, query, held, limit), (
             query,
             limit,
             held,
@@ -299,7 +220,7 @@ def test_shares_that_differ_from_sqlites_are_refused(monkeypatch: pytest.MonkeyP
     index = ToolIndex.from_dir(GENERATED / name)
     assert index._postings is None
     for query in _blind_requests()[::7]:
-        assert index.search(query, limit=5) == _reference(index, query, limit=5), query
+        assert index.search(query, limit=5) == reference(index, query, limit=5), query
 
 
 def test_a_word_the_tokenizer_splits_or_drops_asks_sqlite() -> None:
@@ -332,7 +253,7 @@ def test_too_many_documents_at_the_top_ask_sqlite(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(index, "_ranked", counted)
     for query in _blind_requests()[::9]:
-        assert index.search(query, limit=5) == _reference(index, query, limit=5), query
+        assert index.search(query, limit=5) == reference(index, query, limit=5), query
     assert asked_sqlite
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...search.text_index import HEAD_NOUN_WEIGHT, HEAD_WEIGHT, STRUCTURE, TABLES
 
-__all__ = ["K1", "Asked", "B", "Key", "Postings", "bounded_ranking"]
+__all__ = ["K1", "Asked", "B", "Key", "Postings", "bounded_ranking", "lexical_hits"]
 
 #: FTS5's bm25 parameters (fts5_aux.c, ``fts5Bm25Function``): term-frequency saturation and length normalisation
 K1 = 1.2
@@ -255,6 +255,27 @@ def bounded_ranking(
     return _Bounded(
         plan, lambda rowid: plan.entry(entry, asked, rowid), lambda rowid: most(asked, rowid)
     ).run(limit, ceiling, first)
+
+
+def lexical_hits(
+    postings: Postings, asked: Asked, most: Callable[[Asked, int], float]
+) -> Callable[[int], bool] | None:
+    """Whether a document is a hit of the lexical ranking of `asked` (it holds a phrase of a bm25 query
+    and a content term, and `most(asked, rowid)` is not 0: the caller may use one of its tools), or None
+    when a word of the request is not one token."""
+    plan = _Plan.of(postings, asked)
+    if plan is None:
+        return None
+    keys = [k for _, query in plan.queries for k in query if k is not None]
+
+    def hit(rowid: int) -> bool:
+        return (
+            any(k.holds(rowid) for k in plan.matching)
+            and any(k.holds(rowid) for k in keys)
+            and most(asked, rowid) > 0
+        )
+
+    return hit
 
 
 @dataclass(frozen=True)

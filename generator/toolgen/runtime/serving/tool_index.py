@@ -50,6 +50,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,7 @@ from ...search.text_index import (
 )
 from ...search.vector_index import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
 from ..identity import missing_of, scope_set
-from .postings import Asked, Postings, bounded_ranking
+from .postings import Asked, Postings, bounded_ranking, lexical_hits
 
 __all__ = ["STOP_WORDS", "Hit", "IndexWarning", "ToolIndex", "checked_search", "query_terms", "split_words"]
 
@@ -323,14 +324,19 @@ class ToolIndex:
             if not similarity.any():
                 similarity = None
         ranked = None
-        if similarity is None and self._dense is None and self._postings is not None:
-            ranked = bounded_ranking(self._postings, asked, self._entry, self._most, limit, _CEILING, _FIRST)
+        if similarity is None and self._postings is not None:
+            if self._dense is None:
+                ranked = bounded_ranking(
+                    self._postings, asked, self._entry, self._most, limit, _CEILING, _FIRST
+                )
+            else:
+                ranked = self._dense_top(query, asked, limit)
         if ranked is None:
             ranked = self._ranked(asked, limit, prune=similarity is None and self._dense is None)
-        if similarity is not None:
-            ranked = self._fuse(ranked, similarity, limit)
-        if self._dense is not None:
-            ranked = self._dense.fuse(query, ranked, lambda rowid: self._visible_tool(rowid, held), limit)
+            if similarity is not None:
+                ranked = self._fuse(ranked, similarity, limit)
+            if self._dense is not None:
+                ranked = self._dense.fuse(query, ranked, lambda rowid: self._visible_tool(rowid, held), limit)
         # best first: score, then tool name; only the `limit` best are made into hits
         return [
             Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
@@ -410,6 +416,31 @@ class ToolIndex:
         ranked += [hit for hit in map(scored, rest) if hit is not None]
         return ranked
 
+    def _dense_top(self, query: str, asked: Asked, limit: int) -> list[tuple[float, str, int]] | None:
+        """The entries of the dense option's fusion that can take the first `limit` places, from the
+        lexical ranking's first `_DENSE_LEXICAL` × `limit` places (`bounded_ranking`) and the nearest
+        documents (`toolgen.search.dense_index.DenseIndex.fuse_top`), or None when those cannot settle
+        them (the caller then fuses the whole lexical ranking)."""
+        assert self._dense is not None and self._postings is not None
+        depth = _DENSE_LEXICAL * limit
+        lexical = bounded_ranking(self._postings, asked, self._entry, self._most, depth, _CEILING, _FIRST)
+        if lexical is None:
+            return None
+        similarity = self._dense.similarity(query)
+        if similarity is None or not len(similarity):
+            return lexical  # the model failed on the request: the lexical ranking, as `fuse` gives it
+        top = heapq.nsmallest(depth, lexical)
+        pick = partial(self._visible_tool, held=asked.held)
+        fused = None
+        if len(lexical) < depth:  # fewer hits than places: `lexical` holds every one
+            fused = self._dense.fuse_top(similarity, top, None, pick, limit)
+        elif (hit := lexical_hits(self._postings, asked, self._most)) is not None:
+            fused = self._dense.fuse_top(similarity, top, hit, pick, limit)
+        if fused is None:
+            ranked = self._ranked(asked, limit, prune=False)
+            fused = self._dense.fuse(query, ranked, pick, limit, similarity=similarity)
+        return fused
+
     def _visible_tool(self, rowid: int, held: Any) -> str | None:
         """The tool of document `rowid` that the caller's scopes `held` allow (None: no filtering)."""
         return next(
@@ -444,6 +475,9 @@ _CEILING = (
     * max(1.0, 1 + ITEM_BOOST)
     * (1 + 1e-9)
 )
+#: with the dense option, how many lexical places per place asked for `ToolIndex._dense_top` ranks exactly:
+#: a lexical hit below them scores at most 1 / (RRF_K + 8 × limit + 1) lexically in the fusion
+_DENSE_LEXICAL = 8
 #: how many documents per place asked for `ToolIndex.search` scores first, by bm25 total, to find
 #: the score the others must be able to reach
 _FIRST = 4
