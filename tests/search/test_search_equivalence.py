@@ -265,6 +265,7 @@ def test_the_token_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(module, "_TOKEN_CACHE", 4)
     postings = _INDEXES[APIS[0]]._postings
     assert postings is not None
+    monkeypatch.setattr(postings, "_tokens", {})  # what other tests' requests left in it
     words = ["issues", "labels", "repositories", "comments", "users", "teams"]
     first = postings.tokens(words[:3])
     assert postings.tokens(words[3:]) == ["comment", "user", "team"]
