@@ -40,6 +40,12 @@ on by a value ("delete virtual machine 740", `toolgen.search.text_index.names_on
 whose path acts on one item (``/virtual-machines/{id}/``, not the bulk ``/virtual-machines/``). Writes are one operation with two tools
 (``preview_*`` + ``record_*``): the hit names the tool that acts (``record_*``), or the preview when
 only the preview is allowed. Results are deterministic: score, then tool name.
+
+Only the documents that can reach the first `limit` places are scored: the index reads FTS5's postings
+back at load (`toolgen.runtime.serving.postings.Postings`: each token's share of ``bm25()`` per row,
+checked against SQLite's own scores) and ranks by MaxScore over them (`bounded_ranking`), with the same
+scores to the float as asking SQLite; when the postings are refused, a word is not one token or too
+many documents share the highest bounds, SQLite ranks, as before (`ToolIndex._ranked`).
 """
 
 from __future__ import annotations
