@@ -271,3 +271,28 @@ def test_the_token_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert postings.tokens(words[3:]) == ["comment", "user", "team"]
     assert len(postings._tokens) <= 4 + 3
     assert postings.tokens(words[:3]) == first == ["issu", "label", "repositori"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=8), pick=st.integers(1, 3))
+def test_most_bounds_every_entry(words: list[str], pick: int) -> None:
+    """`ToolIndex._most` (what the bounded ranking multiplies a document's bm25 total by, at most) is at
+    least what `_entry` multiplies it by, at any coverage, for every document, and 0 exactly when the
+    caller may use none of its tools: a ranking change in `_entry` that `_most` does not follow fails
+    here."""
+    from toolgen.runtime.identity import scope_set
+    from toolgen.runtime.serving.postings import Asked
+
+    query = " ".join(words)
+    terms, own, head, actions = analyse_query(query)
+    for name in APIS:
+        index = _INDEXES[name]
+        scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
+        for held in (None, scope_set(scopes[::pick])):
+            asked = Asked(terms, own, [], head, content_terms(terms), actions, len(words) % 2 == 0, held)
+            for rowid in range(1, len(index) + 1):
+                most = index._most(asked, rowid)
+                for coverage in (0.0, 0.5, 1.0):
+                    entry = index._entry(asked, rowid, 3.0, coverage)
+                    assert (entry is None) == (most == 0.0), (query, rowid)
+                    assert entry is None or -entry[0] <= 3.0 * most + 5e-7, (query, rowid, coverage)
