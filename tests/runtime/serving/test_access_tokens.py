@@ -84,7 +84,8 @@ def test_a_token_of_the_server_for_this_resource_is_accepted(auth_server: Loopba
         RESOURCE,
     )
     actor = actor_from_token(access)
-    assert actor.id == "alice" and actor.scopes == {"ticket:read", "ticket:write"}
+    assert actor.id == f"jwt:{auth_server.issuer}#alice"  # the issuer's subject, never the bare sub
+    assert actor.scopes == {"ticket:read", "ticket:write"}
     assert actor.token == token and token not in repr(actor)  # kept for token exchange, never shown
 
 
@@ -585,4 +586,4 @@ async def test_serve_http_with_the_jwt_verifier(auth_server: LoopbackAS, server:
                 "record_ticket_delete", {"preview_id": "sha256:" + "0" * 64, "action_id": "a-1"}
             )
             assert denied.is_error is True
-    assert {e.actor for e in audit.events if e.tool == "get_ticket"} == {"alice"}
+    assert {e.actor for e in audit.events if e.tool == "get_ticket"} == {f"jwt:{auth_server.issuer}#alice"}
