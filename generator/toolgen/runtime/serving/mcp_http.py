@@ -64,6 +64,7 @@ from .token_files import (
     load_token_file,
     token_sha256,
 )
+from .token_refusals import ExplainRefusals
 
 __all__ = [
     "MCP_PATH",
@@ -163,13 +164,15 @@ def build_http_app(
         # mandatory; without resource_server_url and an authorization-server provider it is used
         # nowhere (no metadata route, no OAuth endpoints), so the server's own origin is given.
         auth = AuthSettings(issuer_url=f"http://{_url_host(host)}", resource_server_url=None)
-    return server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        stateless_http=True,
-        host=host,
-        auth=auth,
-        token_verifier=verifier,
-        transport_security=transport_security,
+    return ExplainRefusals(  # a refusal the verifier reported is told in the 401 (token_refusals)
+        server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            host=host,
+            auth=auth,
+            token_verifier=verifier,
+            transport_security=transport_security,
+        )
     )
 
 
