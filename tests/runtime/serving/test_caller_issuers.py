@@ -160,6 +160,34 @@ def test_previews_and_issued_approvals_are_per_issuer_and_subject(
     assert done.ok, done.error
 
 
+def test_state_written_under_the_bare_sub_is_not_found(
+    issuers: tuple[LoopbackAS, LoopbackAS], tickets_server: TicketsServer, shared_store: ReceiptStore
+) -> None:
+    """A store written before callers were bound to their issuer holds a preview under the bare
+    ``sub``: after the upgrade, neither issuer's caller of that ``sub`` finds it (fail closed: preview
+    again), and the old id still finds its own."""
+    first, second = issuers
+    scopes = ["ticket:read", "ticket:write"]
+    registry = Registry.from_dir(
+        tickets_dir(),
+        base_url=tickets_server.base_url,
+        credentials=StaticCredentials({"TICKETS_TOKEN": tickets_server.token}),
+        receipts=shared_store,
+        audit=MemoryAuditSink(),
+        approvals="issued",
+    )
+    old = Actor.of("alice", scopes)  # the id a JWT caller had before
+    args = {"ticket_id": "T-102", "note": "Written before the upgrade.", "visibility": "public"}
+    preview = registry.call("preview_ticket_followup", args, actor=old)
+    assert preview.ok and preview.result is not None
+    preview_id = preview.result["preview_id"]
+    for new in (caller(first, "alice", scopes), caller(second, "alice", scopes)):
+        with pytest.raises(ToolError) as refused:
+            registry.issue_approval("record_ticket_followup", preview_id, approved_by="ops", actor=new.id)
+        assert refused.value.code == "preview_not_found"
+    assert registry.issue_approval("record_ticket_followup", preview_id, approved_by="ops", actor=old.id)
+
+
 @settings(max_examples=examples(400), deadline=None)
 @given(st.text(min_size=1), st.text(min_size=1), st.text(min_size=1), st.text(min_size=1))
 def test_no_two_issuer_subject_pairs_share_an_id(iss1: str, sub1: str, iss2: str, sub2: str) -> None:
