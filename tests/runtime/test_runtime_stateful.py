@@ -52,7 +52,8 @@ import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.fault_server import Fault, FaultServer, Received
+from tests.support.preview_compare import preview_mismatches
 from tests.support.profiles import examples
 from tests.support.runtime_env import GENERATED
 

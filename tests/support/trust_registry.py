@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.fault_server import FaultServer, Received, preview_mismatches
+from tests.support.fault_server import FaultServer, Received
+from tests.support.preview_compare import preview_mismatches
 from tests.support.records import record_arguments
 from tests.support.runtime_env import GENERATED
 
