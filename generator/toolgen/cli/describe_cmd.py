@@ -224,10 +224,10 @@ def run_describe(
     _check_record(command, choice, {"intent map": saved.path, "spec": spec_path})
     if not choice.configured:
         plan = plan_describe(doc, loaded, options)
-        lacking = len(plan.todo) + len(plan.later)
+        lacking = [t.tool for t in plan.todo] + [t.key for t in plan.toolsets] + plan.later
         click.echo(
             f"{command}: no writer configured (--provider and --model, or --replay FILE): nothing drafted; "
-            f"{lacking:,} intent{'s' if lacking != 1 else ''} of {shown} lack search expansions.",
+            f"{_counted(lacking)} of {shown} lack search expansions.",
             err=True,
         )
         return
@@ -485,13 +485,21 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str
         raise
 
 
+def _counted(keys: list[str]) -> str:
+    """``N intents`` (and ``and M toolsets`` when some of `keys` name one: ``toolsets.NAME``)."""
+    sets = sum(1 for k in keys if k.startswith("toolsets."))
+    tools = len(keys) - sets
+    text = f"{tools:,} intent{'s' if tools != 1 else ''}"
+    return text + (f" and {sets:,} toolset{'s' if sets != 1 else ''}" if sets else "")
+
+
 def _report(command: str, shown: str, result: Any) -> None:
     plan = result.plan
     drafted = sorted(result.drafted)
     echo = click.echo
     echo(
-        f"{command}: {shown}: drafted search expansions for {len(drafted):,} intent"
-        f"{'s' if len(drafted) != 1 else ''} in {result.requests:,} request{'s' if result.requests != 1 else ''}"
+        f"{command}: {shown}: drafted search expansions for {_counted(drafted)}"
+        f" in {result.requests:,} request{'s' if result.requests != 1 else ''}"
         + (f": {_names(drafted)}" if drafted else "")
         + ".",
         err=True,
