@@ -295,7 +295,7 @@ def _plan_blocks(
             )
             continue
         fields = _written(node, draft.fields(), replace)
-        if flow and set(fields) & set(node):
+        if flow and set(fields) & set(node or ()):
             skipped[_shown_key(section, key)] = (
                 f"its {what} is a flow mapping that has them already (replace them by hand)"
             )
@@ -308,16 +308,17 @@ def _plan_blocks(
 def _one_line_flow(entries: Any, key: str, lines: list[str]) -> bool:
     """Whether the entry `key` of `entries` is a non-empty flow mapping on its key's line alone."""
     node = entries.get(key)
-    fa = getattr(node, "fa", None)
+    fa, at = getattr(node, "fa", None), getattr(node, "lc", None)
     line = entries.lc.key(key)[0]
     return (
         isinstance(node, dict)
         and bool(node)
         and fa is not None
+        and at is not None
         and fa.flow_style()
-        and node.lc.line == line
+        and at.line == line
         and line < len(lines)
-        and _flow_end(lines[line], node.lc.col) is not None
+        and _flow_end(lines[line], at.col) is not None
     )
 
 

@@ -82,11 +82,11 @@ def parse_marks(text: str) -> list[Mark]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         key = _KEY.match(line) or (_FLOW_KEY.match(line) if section == "toolsets" else None)
-        found = key.groupdict() if key else {}
+        groups: dict[str, str | None] = key.groupdict() if key else {}
         owner = (
             ""
-            if found.get("tools")
-            else (_key_name(found) if found.get("intent") or found.get("quoted") else "?")
+            if groups.get("tools")
+            else (_key_name(groups) if groups.get("intent") or groups.get("quoted") else "?")
         )
         where = section if owner not in ("", "?") else "tools"
         out += [Mark(rule, ln, col, owner, body, where) for rule, ln, col, body in pending]
