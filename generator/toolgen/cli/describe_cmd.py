@@ -32,6 +32,7 @@ from ..diagnostics import display_path
 from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
+from .options import endpoint_options, model_options, stacked
 from .terminal import terminal_safe
 
 _BOM = "\ufeff"
@@ -67,23 +68,11 @@ class WriterChoice:
 
 
 def writer_options(func: F) -> F:
-    """The writer's options, shared by `toolgen describe` and `toolgen init --describe`."""
-    options = [
-        click.option(
-            "--provider",
-            type=click.Choice(PROVIDERS),
-            default=None,
-            help="The provider whose model drafts the expansions (as `toolgen eval run`).",
-        ),
-        click.option("--model", default=None, help="Model name as the provider spells it."),
-        click.option(
-            "--base-url", default=None, help="Provider endpoint (needed for openai-compatible servers)."
-        ),
-        click.option(
-            "--api-key-env",
-            default=None,
-            help="Environment variable holding the API key (default per provider).",
-        ),
+    """The writer's options, shared by `toolgen describe` and `toolgen init --describe`: the
+    provider's (as `toolgen eval run` takes them), then the recording's."""
+    return stacked(
+        model_options("The provider whose model drafts the expansions (as `toolgen eval run`)."),
+        endpoint_options,
         click.option(
             "--record",
             type=click.Path(path_type=Path),
@@ -96,15 +85,12 @@ def writer_options(func: F) -> F:
             default=None,
             help="Answer every request from this recorded file; sends nothing to a provider.",
         ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    )(func)
 
 
 def describe_options(func: F) -> F:
     """The bounds of a describe run (`toolgen.scaffold.describe.DescribeOptions`)."""
-    options = [
+    return stacked(
         click.option(
             "--max-tools",
             type=click.IntRange(min=1),
@@ -129,10 +115,7 @@ def describe_options(func: F) -> F:
         click.option(
             "--replace", is_flag=True, help="Draft tools that already have expansions too, replacing them."
         ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    )(func)
 
 
 @click.command("describe")
