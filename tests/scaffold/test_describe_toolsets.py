@@ -179,8 +179,8 @@ def test_a_one_line_flow_toolset_gets_its_examples_before_its_closing_brace(
     data = _data(tickets)
     assert data["toolsets"]["reading"] == {**before["toolsets"]["reading"], "examples": READING}
     found = lint_target(LintTarget(tickets), LintSettings()).findings
-    marks = [d for d in found if d.code == "examples-unreviewed" and d.location is not None]
-    assert [d.location.line for d in marks if d.location.pointer == "/toolsets/reading"] == [line]
+    marks = [d.location for d in found if d.code == "examples-unreviewed" and d.location is not None]
+    assert [at.line for at in marks if at.pointer == "/toolsets/reading"] == [line]  # the mark's, 1-based
 
 
 def test_a_flow_toolset_over_several_lines_is_left_for_a_human(tickets: Path) -> None:
