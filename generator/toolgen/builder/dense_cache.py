@@ -55,7 +55,7 @@ def embedding_settings(embedder: OnnxEmbedder) -> str:
     and the tokenizer's SHA-256, ``max_tokens``, the embedder's code (the SHA-256 of
     `toolgen.search.onnx_embedder`'s source), the versions of the libraries that run it and the
     machine's architecture (a model run's last bits may differ on another)."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in ("onnxruntime", "tokenizers", "numpy"):
         try:
             versions[name] = metadata.version(name)

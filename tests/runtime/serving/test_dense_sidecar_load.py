@@ -14,6 +14,7 @@ import struct
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -74,12 +75,12 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "out" / "github"
 
 
-def _search_json(package: Path) -> dict:
-    value: dict = json.loads((package / "search.json").read_text(encoding="utf-8"))
+def _search_json(package: Path) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads((package / "search.json").read_text(encoding="utf-8"))
     return value
 
 
-def _reencoded(original: bytes, vectors: list, **header: str) -> bytes:
+def _reencoded(original: bytes, vectors: list[list[float]], **header: str) -> bytes:
     """A well-formed sidecar of `vectors`, with `original`'s header but for `header`."""
     pins = {k: decode(original).header[k] for k in ("model_sha256", "tokenizer_sha256", "max_tokens")}
     return encode(
@@ -155,8 +156,10 @@ def test_an_intact_sidecar_is_served(package: Path, caplog: pytest.LogCaptureFix
         search = ToolSearch(Registry.from_dir(package))
     assert search._index is not None and search._index._dense is not None  # loaded when the server starts
     assert not caplog.records and not search.index.warnings
-    hits = search.run({"query": f"{UNSEEN} it"}, READER).result["hits"]
-    assert hits[0]["tool"] == "record_lock_issue"  # found by the model alone: no text has the word
+    found = search.run({"query": f"{UNSEEN} it"}, READER).result
+    assert (
+        found is not None and found["hits"][0]["tool"] == "record_lock_issue"
+    )  # found by the model alone: no text has the word
 
 
 @pytest.mark.parametrize("kind", KINDS)
