@@ -236,6 +236,7 @@ def test_a_header_that_claims_more_than_the_file_holds_is_refused(package: Path)
     _with_sidecar(package, _flip_header_count(original), check)
 
 
+@pytest.mark.long
 @pytest.mark.anyio
 @pytest.mark.parametrize("kind", ["intact", "truncated", "foreign model"])
 async def test_toolgen_serve_says_it_once_at_start_and_serves_the_lexical_ranking(
