@@ -520,21 +520,22 @@ def _dense_of(
     folder: Path, semantic: Any, documents: Sequence[Mapping[str, Any]] | None, embedder: Embedder | None
 ) -> tuple[DenseIndex | None, IndexWarning | None]:
     """The dense index of the package in `folder` when its ``search.json`` (`semantic`, `documents`)
-    asks for one and it loads, else (None, why not: ``search_dense_unavailable``, also logged once).
+    asks for one and it loads, else (None, why not: ``search_dense_unavailable``, naming the file
+    at fault and what to do; also logged once).
     The search is then the lexical one: never an error, never stale vectors."""
     if documents is None or not is_dense(semantic):
         return None, None
     dense, problem = load_dense(folder, semantic, documents, embedder)
     if problem is None:
         return dense, None
-    path = folder / SEARCH_FILE
-    warn_once(f"{path}: the dense ranking is off ({problem}); tool search ranks lexically")
+    warn_once(
+        f"{problem.file}: {problem.message}; the dense ranking is off, tool search ranks lexically: {problem.hint}"
+    )
     return None, IndexWarning(
         "search_dense_unavailable",
-        str(path),
-        f"the dense ranking is off: {problem}; tool search ranks lexically",
-        "install the `dense` extra and put the pinned model "
-        "where search.json names it, or rebuild the package (`toolgen build`)",
+        problem.file,
+        f"{problem.message}; the dense ranking is off, tool search ranks lexically",
+        problem.hint,
     )
 
 
