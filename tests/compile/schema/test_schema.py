@@ -608,3 +608,27 @@ def test_invalid_schema_value_is_a_warning(tmp_path: Path) -> None:
     schema, sink = conv(doc, "A")
     assert schema["properties"]["x"] == {}
     assert [d.code for d in sink] == ["schema-invalid"]
+
+
+@pytest.mark.parametrize(
+    "ref", ["#/components/schemas/A~2B", "#/components/schemas/A%7E2B", "#/components/schemas/A~"]
+)
+def test_a_ref_with_a_bad_tilde_escape_is_refused_not_read_as_text(tmp_path: Path, ref: str) -> None:
+    # RFC 6901 sections 3-4: '~' only as '~0'/'~1'; the schemas named 'A~2B' and 'A~' exist, so a lenient
+    # reader would resolve the $ref to them
+    doc = make_doc(
+        tmp_path,
+        {
+            "A~2B": {"type": "integer"},
+            "A~": {"type": "integer"},
+            "M": {"type": "object", "properties": {"x": {"$ref": ref}}},
+        },
+    )
+    with pytest.raises(DiagnosticError) as exc:
+        conv(doc, "M")
+    assert codes(exc) == ["ref-invalid"]
+    diag = exc.value.diagnostics[0]
+    assert "RFC 6901" in diag.message and ref in diag.message
+    assert diag.hint is not None and "~0" in diag.hint and "~1" in diag.hint
+    assert diag.location is not None and diag.location.pointer == "/components/schemas/M/properties/x/$ref"
+    assert diag.location.file.endswith("spec.yaml")

@@ -17,7 +17,15 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
-from ...pointer import PointerError, join_pointer, parse_pointer, ref_to_pointer, resolve_pointer
+from ...pointer import (
+    POINTER_HINT,
+    PointerError,
+    PointerSyntaxError,
+    join_pointer,
+    parse_pointer,
+    ref_to_pointer,
+    resolve_pointer,
+)
 from ..load import SpecDocument
 from .tree import ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP
 
@@ -66,7 +74,7 @@ class RefsMixin:
 
         Returns ``(target, target_pointer)``; a node without ``$ref`` is returned as is. Raises
         `DiagnosticError` located at the referencing node: ``ref-external`` (another document),
-        ``ref-invalid`` (not a JSON pointer), ``ref-missing`` (nothing at the pointer),
+        ``ref-invalid`` (not a JSON pointer: RFC 6901 refuses a ``~`` that is not ``~0``/``~1``), ``ref-missing`` (nothing at the pointer),
         ``ref-cycle`` (the chain comes back to itself).
         """
         current, current_ptr = node, pointer
@@ -89,7 +97,9 @@ class RefsMixin:
     def _ref_pointer(self, ref: Any, at: str) -> str:
         """The decoded JSON pointer of the ``$ref`` value `ref` written at `at`."""
         if isinstance(ref, str) and ref.startswith("#/"):
-            return ref_to_pointer(ref) or ""  # the common case: no location needed (locating is costly)
+            fast = ref_to_pointer(ref) or ""
+            if "~" not in fast:  # the common case: no location needed (locating is costly)
+                return fast
         where = self.doc.locate(join_pointer(at, "$ref"))
         if not isinstance(ref, str):
             raise DiagnosticError.one(
@@ -117,6 +127,15 @@ class RefsMixin:
                 where,
                 "local references look like '#/components/schemas/Name'",
             )
+        try:
+            parse_pointer(target)
+        except PointerSyntaxError as exc:
+            raise DiagnosticError.one(
+                "ref-invalid",
+                f"$ref {ref!r} is not a JSON pointer fragment: {exc}",
+                where,
+                POINTER_HINT,
+            ) from None
         return target
 
     def _lookup(self, target: str, at: str) -> Any:
