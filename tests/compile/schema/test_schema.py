@@ -632,3 +632,64 @@ def test_a_ref_with_a_bad_tilde_escape_is_refused_not_read_as_text(tmp_path: Pat
     assert diag.hint is not None and "~0" in diag.hint and "~1" in diag.hint
     assert diag.location is not None and diag.location.pointer == "/components/schemas/M/properties/x/$ref"
     assert diag.location.file.endswith("spec.yaml")
+
+
+@pytest.mark.parametrize(
+    ("ref", "names"),
+    [
+        ("#", "the OpenAPI document itself"),
+        ("#/info", "#/info"),
+        ("#/info/title", "a string"),
+        ("#/paths/~1items", "#/paths/~1items"),
+        ("#/paths/~1items/get", "#/paths/~1items/get"),
+        ("#/components/schemas", "#/components/schemas"),
+        ("#/components/responses/Err", "#/components/responses/Err"),
+        ("#/components/schemas/A/properties/n/maxLength", "a number"),
+    ],
+)
+def test_a_ref_whose_target_is_not_a_schema_is_a_located_error(tmp_path: Path, ref: str, names: str) -> None:
+    # read as a schema, each target would accept any value (its members are no schema keywords)
+    schemas = {
+        "A": {"type": "object", "properties": {"n": {"type": "string", "maxLength": 3}}},
+        "M": {"type": "object", "properties": {"x": {"$ref": ref}}},
+    }
+    doc = make_doc(
+        tmp_path,
+        schemas,
+        paths={"/items": {"get": {"responses": {"200": {"description": "ok"}}}}},
+        extra={"components": {"schemas": schemas, "responses": {"Err": {"description": "failed"}}}},
+    )
+    with pytest.raises(DiagnosticError) as exc:
+        conv(doc, "M")
+    assert codes(exc) == ["ref-not-schema"]
+    diag = exc.value.diagnostics[0]
+    assert names in diag.message and repr(ref) in diag.message
+    assert diag.hint is not None and "#/components/schemas/" in diag.hint
+    assert diag.location is not None and diag.location.pointer == "/components/schemas/M/properties/x/$ref"
+    assert diag.location.file.endswith("spec.yaml")
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "#/components/schemas/A",
+        "#/components/schemas/A/properties/n",
+        "#/components/parameters/P/schema",
+        "#/paths/~1items/get/responses/200/content/application~1json/schema",
+    ],
+)
+def test_a_ref_to_a_schema_anywhere_in_the_document_still_resolves(tmp_path: Path, ref: str) -> None:
+    media = {"application/json": {"schema": {"type": "string", "maxLength": 3}}}
+    schemas = {
+        "A": {"type": "object", "properties": {"n": {"type": "string", "maxLength": 3}}},
+        "M": {"type": "object", "properties": {"x": {"$ref": ref}}},
+    }
+    param = {"name": "p", "in": "query", "schema": {"type": "integer"}}
+    doc = make_doc(
+        tmp_path,
+        schemas,
+        paths={"/items": {"get": {"responses": {"200": {"description": "ok", "content": media}}}}},
+        extra={"components": {"schemas": schemas, "parameters": {"P": param}}},
+    )
+    schema, _ = conv(doc, "M")
+    assert schema["properties"]["x"] != {}
