@@ -34,9 +34,9 @@ def test_a_policy_reference_with_a_malformed_pointer_is_refused_at_load(pointer:
     tampered = copy.deepcopy(policy)
     index, ref = _composite_input_ref(tampered)
     ref["pointer"] = pointer
-    Registry(policy, catalog)  # the untampered package loads
+    Registry(policy, list(catalog))  # the untampered package loads
     with pytest.raises(PolicyFormatError) as caught:
-        Registry(tampered, catalog)
+        Registry(tampered, list(catalog))
     error = caught.value
     assert error.file == "policy.json"
     assert error.pointer == f"/tools/{index}/composite/steps/0/args/ticket_id/pointer"
@@ -56,7 +56,7 @@ def test_a_catalog_ref_with_a_malformed_or_dangling_pointer_is_refused_at_load(r
     entry["inputSchema"] = schema
     tampered = [entry if t["name"] == "get_ticket" else t for t in tampered]
     with pytest.raises(SchemaRefError) as caught:
-        Registry(policy, tampered)
+        Registry(policy, list(tampered))
     message = str(caught.value)
     assert "mcp.json" in message and "'get_ticket'" in message
     assert "inputSchema#/properties/ticket_id/$ref" in message
