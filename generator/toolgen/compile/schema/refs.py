@@ -26,6 +26,7 @@ from ...pointer import (
     ref_to_pointer,
     resolve_pointer,
 )
+from ..bundle import STORE
 from ..load import SpecDocument
 from .tree import ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP
 
@@ -163,8 +164,8 @@ class RefsMixin:
         ``$id``; toolgen reads no ``$id``), so ``#`` names the whole OpenAPI document, which is not a
         schema. JSON Schema 2020-12 section 8.2 makes ``#`` a schema only when the document is itself
         a schema resource (or below an ``$id``), which an OpenAPI document is not. A schema is a JSON
-        object (or boolean) at or below ``components/schemas/<name>``, ``definitions/<name>`` or a
-        ``schema`` member; any other target (the document, ``info``, a path item, an operation, a
+        object (or boolean) at or below ``components/schemas/<name>``, ``definitions/<name>``, a
+        ``schema`` member or a bundled file's value (``components/x-toolgen-external/<name>``); any other target (the document, ``info``, a path item, an operation, a
         response, the ``schemas`` map itself, a string or number) is refused."""
         what = _not_a_schema(target, value)
         if what is None:
@@ -418,6 +419,10 @@ def _not_a_schema(target: str, value: Any) -> str | None:
     if tokens[:2] == ["components", "schemas"] and len(tokens) >= 3:
         return None
     if tokens[:1] == ["definitions"] and len(tokens) >= 2:  # Swagger 2.0
+        return None
+    if (
+        tokens[:2] == ["components", STORE] and len(tokens) >= 3
+    ):  # a bundled file's value, as its $ref took it
         return None
     if "schema" in tokens[2:]:  # a parameter's, header's or media type's schema, or below one
         return None
