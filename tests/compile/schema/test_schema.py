@@ -15,6 +15,7 @@ import pytest
 from tests.support.schema_cases import assert_self_contained, codes, conv, make_doc, schema_dicts, validates
 
 from toolgen.compile.load import SpecDocument, load_spec
+from toolgen.compile.operations import list_operations
 from toolgen.compile.schema import SchemaConverter, def_name_for_pointer
 from toolgen.diagnostics import DiagnosticError, DiagnosticSink
 from toolgen.pointer import resolve_pointer
@@ -693,3 +694,17 @@ def test_a_ref_to_a_schema_anywhere_in_the_document_still_resolves(tmp_path: Pat
     )
     schema, _ = conv(doc, "M")
     assert schema["properties"]["x"] != {}
+
+
+def test_a_path_item_ref_with_a_bad_tilde_escape_is_refused_not_read_as_text(tmp_path: Path) -> None:
+    # the path item the lenient reading would find is there, under 'a~2b'
+    get = {"operationId": "getA", "responses": {"200": {"description": "ok"}}}
+    doc = make_doc(
+        tmp_path, {}, paths={"/a": {"$ref": "#/x-paths/a~2b"}}, extra={"x-paths": {"a~2b": {"get": get}}}
+    )
+    with pytest.raises(DiagnosticError) as exc:
+        list_operations(doc)
+    assert codes(exc) == ["ref-invalid"]
+    diag = exc.value.diagnostics[0]
+    assert "#/x-paths/a~2b" in diag.message and "RFC 6901" in diag.message
+    assert diag.location is not None and diag.location.pointer == "/paths/~1a/$ref"
