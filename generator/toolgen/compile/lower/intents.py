@@ -33,6 +33,7 @@ from ..schema import Interner, SchemaBudget, SchemaConverter
 from .composites import lower_composites
 from .context import Ctx, Skip
 from .remembered_tools import IntentTools, intent_tools
+from .resolve import resolve_intent
 from .reuse import OperationKeys, inferred_intent
 from .routing import add_routing_notes, describe_toolsets
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
@@ -142,7 +143,8 @@ def lower(
             )
             continue
         try:
-            new = intent_tools(ctx, op, key, intent, ("tools", key), explicit=True, shared=shared)
+            resolved = resolve_intent(ctx.intents, key, intent, ("tools", key), explicit=True)
+            new = intent_tools(ctx, op, resolved, shared=shared)
         except Skip as skip:
             sink.error(skip.code, skip.message, skip.location, skip.hint)
             continue
@@ -163,9 +165,10 @@ def lower(
                 continue
             try:
                 intent, name = _infer_intent(ctx, op, group)
-                new = intent_tools(
-                    ctx, op, name, intent, ("include", index), explicit=False, group=group, shared=shared
+                resolved = resolve_intent(
+                    ctx.intents, name, intent, ("include", index), explicit=False, group=group
                 )
+                new = intent_tools(ctx, op, resolved, shared=shared)
             except Skip as skip:
                 sink.warning(
                     skip.code,

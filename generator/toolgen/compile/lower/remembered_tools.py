@@ -34,11 +34,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from ..intent import IncludeSpec, ToolIntent
 from ..ir import Tool
 from ..operations import Operation
 from .context import Ctx
-from .resolve import resolve_intent
+from .resolve import ResolvedIntent
 from .reuse import _recording
 from .tools import lower_resolved
 from .toolsets import Placement, place
@@ -71,20 +70,11 @@ class IntentTools:
 
 
 def intent_tools(
-    ctx: Ctx,
-    op: Operation,
-    key: str,
-    intent: ToolIntent,
-    where: tuple[str | int, ...],
-    *,
-    explicit: bool,
-    group: IncludeSpec | None = None,
-    shared: Callable[[Tool], Tool],
+    ctx: Ctx, op: Operation, resolved: ResolvedIntent, *, shared: Callable[[Tool], Tool]
 ) -> list[Tool]:
-    """``[shared(t) for t in lower_intent(ctx, op, key, intent, where, ...)]``, taken from
-    `ctx.tools` (an `IntentTools`) when the last build made them from the same inputs (module
-    docstring). Raises what `lower_intent` raises."""
-    resolved = resolve_intent(ctx.intents, key, intent, where, explicit=explicit, group=group)
+    """``[shared(t) for t in lower_intent(...)]`` of the intent `resolve_intent` gave `resolved`
+    (`toolgen.compile.lower.tools.lower_resolved`), taken from `ctx.tools` (an `IntentTools`) when the
+    last build made them from the same inputs (module docstring). Raises what `lower_intent` raises."""
     remembered: IntentTools | None = ctx.tools
     found = ctx.keys.key(op, resolved) if remembered is not None and ctx.keys is not None else None
     if remembered is None or found is None or resolved.findings:
@@ -98,7 +88,7 @@ def intent_tools(
             toolset=resolved.toolset,
             loading=resolved.loading,
             keywords=resolved.keywords,
-            group=group,
+            group=resolved.group,
             examples=resolved.examples,
             not_for=resolved.not_for,
         )
