@@ -1,13 +1,13 @@
 """Stage `lower`, the last build's tools remembered whole, as one piece.
 
 Input: the lowering context (`Ctx`, with the build cache's `OperationKeys` and an `IntentTools`: every
-intent's tools as the last build made them), one operation and its intent. Output: the intent's
+intent's tools as the last build made them), one operation and its intent, resolved. Output: the intent's
 `Tool`s as `toolgen.compile.lower.tools.lower_intent` makes them and `lower` shares their schemas
 (`toolgen.compile.schema.tree.Interner`). A tool the last build made from the same inputs is taken as it
 was: its lowering, input examples, summary, descriptions and policy rows are not read back and put
 together again, and its schemas are not interned again (the last build interned them; the whole
 `IntentTools` is kept as one pickle, so the schemas its tools shared are shared again when it is read).
-One entry of the cache holds it (`toolgen.builder.incremental.intent_tools`): reading it costs one
+One entry of the cache holds it (`toolgen.builder.incremental.LastTools`): reading it costs one
 unpickling, where reading each operation's pieces cost one per piece.
 
 An intent's tools are keyed by its operation's lowering key (`toolgen.compile.lower.reuse.OperationKeys.key`:
