@@ -239,6 +239,14 @@ _code(
     summary="A keyword of a spec schema has a value JSON Schema does not allow; it is dropped.",
     fix="Fix the schema in the spec.",
 )
+_code(
+    "schema-bound-too-large",
+    "warning",
+    "schema",
+    summary="A length or count bound of a spec schema is above 2**53 - 1; it is lowered to that limit, "
+    "which no instance reaches.",
+    fix="Write a bound of at most 2**53 - 1 in the spec.",
+)
 
 # the intent map
 _code(
