@@ -430,6 +430,15 @@ class IntentMap(StrictModel):
 
     toolgen: Literal[1] = Field(description="Format version of the intent map.")
     spec: str | None = Field(None, description="Path of the OpenAPI document, relative to this file.")
+
+    @field_validator("spec")
+    @classmethod
+    def _spec_path(cls, value: str | None) -> str | None:
+        bad = next((ch for ch in value or "" if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+        if bad is not None:  # a NUL names no file on any system; a line break in a path is never meant
+            raise ValueError(f"a path may not hold the control character {bad!r}")
+        return value
+
     allow_external_refs: bool = Field(
         False, description="Bundle `$ref`s to other files (never URLs) into the spec before building."
     )
