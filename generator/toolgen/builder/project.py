@@ -37,7 +37,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..compile.load import checked_tree
+from ..compile.load import checked_tree, yaml_too_deep
 from ..compile.sourcemap import locate_ruamel
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import GeminiParameters, RegistryListing, names
@@ -310,6 +310,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
             "--project, or build one intent map: "
             "toolgen build INTENT_MAP --out DIR",
         ) from None
+    except RecursionError:
+        raise yaml_too_deep(text, display) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError(
             [Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]

@@ -73,6 +73,14 @@ _code(
     fix="Fix the YAML syntax at the position named.",
 )
 _code(
+    "yaml-too-deep",
+    "error",
+    "input",
+    summary="An intent map or toolgen.yaml nests mappings and sequences more than 200 levels deep, past "
+    "what the YAML reader follows.",
+    fix="Flatten the value at the position named: no intent map or project file nests this deep.",
+)
+_code(
     "json-syntax",
     "error",
     "input",

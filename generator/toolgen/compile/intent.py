@@ -40,7 +40,7 @@ from .intent_members import (
     StrictModel,
     duration_s,
 )
-from .load import checked_tree
+from .load import checked_tree, yaml_too_deep
 from .sourcemap import locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]
@@ -561,6 +561,8 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
             SourceLocation(display, mark.line + 1 if mark else None, mark.column + 1 if mark else None),
             "fix the YAML syntax at this position",
         ) from None
+    except RecursionError:
+        raise yaml_too_deep(text, display) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError(
             [Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]
