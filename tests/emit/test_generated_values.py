@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.builder.build import build_api
 from toolgen.builder.project import ALL_ARTIFACTS
@@ -103,3 +107,104 @@ def test_a_bound_beyond_any_float_builds_a_package_that_imports(
     if read == MAX_COUNT:  # lowered, never dropped (a dropped minimum would accept more), and said
         assert any(d.code == "schema-bound-too-large" for d in built.diagnostics)
     assert _property(_model_schemas(root)["preview_do_thing"])[key] == read
+
+
+# --- hostile text: enum values, property names and patterns read back from the argument models -----
+
+#: text a Python literal can go wrong on, each alone and in runs
+_NASTY = [
+    '"',
+    "'",
+    '"""',
+    "'''",
+    "\\",
+    "\\'",
+    "a\\",
+    "\n",
+    "\r",
+    "\t",
+    "\x0b",
+    "\x0c",
+    "\x08",
+    "\x00",
+    "\x7f",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\u202e",
+    "\u200b",
+    "\ufeff",
+    "\\N{BULLET}",
+    "\\x00",
+    "\\u0041",
+    "# -*- coding: latin-1 -*-",
+    "{x}",
+    "%s",
+    "é",
+    "\U0001f600",
+]
+_TEXT = st.lists(st.sampled_from(_NASTY) | st.text(max_size=4), min_size=1, max_size=5).map("".join)
+_PATTERN = st.lists(
+    st.sampled_from([*_NASTY, "a", "[a']", "(?=a)", "\\d", "\\n", "x+", "^", "$"]), max_size=5
+).map("".join)
+
+
+def _leaves(node: Any, key: str) -> list[Any]:
+    """Every value of `key` in `node` (enum lists as lists of JSON texts, sorted: order may change)."""
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for k, v in item.items():
+                if k == "properties" and isinstance(v, dict):
+                    if key == "properties":
+                        out.extend(v)
+                    stack.extend(v.values())
+                elif k == key:
+                    out.append(sorted(json.dumps(x) for x in v) if key == "enum" else v)
+                else:
+                    stack.append(v)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return sorted(out, key=json.dumps)
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(
+    enum=st.lists(_TEXT, min_size=1, max_size=4, unique=True),
+    names=st.lists(_TEXT, min_size=1, max_size=3, unique=True),
+    patterns=st.lists(_PATTERN, min_size=1, max_size=3),
+)
+def test_hostile_text_reads_back_from_the_argument_models_exactly(
+    tmp_path_factory: pytest.TempPathFactory, enum: list[str], names: list[str], patterns: list[str]
+) -> None:
+    """The enum values, property names and patterns the canonical input schema holds (what survived
+    the spec checks: a pattern that does not compile is dropped with a warning) are exactly what the
+    imported argument models give back."""
+    props: dict[str, Any] = {"e": {"type": "string", "enum": enum}}
+    props.update({f"n{i}{name}": {"type": "string"} for i, name in enumerate(names)})
+    props.update({f"p{i}": {"type": "string", "pattern": p} for i, p in enumerate(patterns)})
+    spec = _spec({"type": "object", "properties": props})
+    built, root = _build(tmp_path_factory.mktemp("text"), spec)
+    models = _model_schemas(root)
+    for tool in built.ir.tools:
+        for key in ("enum", "pattern", "properties"):
+            want, got = _leaves(tool.input_schema, key), _leaves(models[tool.name], key)
+            if key == "properties":  # pydantic names a property by its alias: the spec's name
+                got = [g for g in got if g in want or not g]
+            if key == "pattern":  # two patterns one module cannot tell apart (`exact_patterns`)
+                want, got = _told_apart(want), _told_apart(got, like=want)
+            assert got == want, (tool.name, key)
+
+
+def _told_apart(patterns: list[str], like: list[str] | None = None) -> list[str]:
+    """`patterns`, each replaced by its escaped text when `like` (default: `patterns`) holds another
+    pattern of the same escaped text (a tab and ``\\t``): the one case `exact_patterns` leaves."""
+    from datamodel_code_generator._python_syntax import RAW_SINGLE_QUOTED_ESCAPES
+
+    def escaped(p: str) -> str:
+        return p.translate(RAW_SINGLE_QUOTED_ESCAPES)
+
+    shared = Counter(escaped(p) for p in set(like if like is not None else patterns))
+    return sorted(escaped(p) if shared[escaped(p)] > 1 else p for p in patterns)
