@@ -9,6 +9,7 @@ with the tool's canonical input schema in `mcp.json`.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -208,3 +209,35 @@ def _told_apart(patterns: list[str], like: list[str] | None = None) -> list[str]
 
     shared = Counter(escaped(p) for p in set(like if like is not None else patterns))
     return sorted(escaped(p) if shared[escaped(p)] > 1 else p for p in patterns)
+
+
+def test_a_hostile_spec_builds_byte_identically_under_any_hash_seed(tmp_path: Path) -> None:
+    """The same hostile spec, built by two processes with different hash seeds (set and dict orders
+    that depend on string hashing differ between them), gives the same bytes in every file."""
+    props: dict[str, Any] = {
+        f"p{i}{text}": {"type": "string", "enum": _NASTY[i:]} for i, text in enumerate(_NASTY)
+    }
+    props.update(
+        {f"q{i}": {"type": "string", "pattern": p} for i, p in enumerate(["'", "a\tb", "\\'", "(?=a)'"])}
+    )
+    spec = _spec({"type": "object", "properties": props, "title": "\"\"\"'''\\", "description": "\u2028\x00"})
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    (tmp_path / "x.yaml").write_text(
+        'toolgen: 1\nspec: spec.json\napi: {name: pkg}\ninclude: [{match: "*"}]\n', "utf-8"
+    )
+    trees = []
+    for seed in ("1", "2"):
+        out = f"out{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed, "TOOLGEN_CACHE": "0"}
+        done = subprocess.run(
+            [sys.executable, "-m", "toolgen", "build", "x.yaml", "--out", out, "-q"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        trees.append({p.name: p.read_bytes() for p in sorted((tmp_path / out).iterdir())})
+    assert trees[0].keys() == trees[1].keys() and "models.py" in trees[0]
+    assert [name for name in trees[0] if trees[0][name] != trees[1][name]] == []
