@@ -52,7 +52,7 @@ def _build(tmp: Path, spec: dict[str, Any], body: str) -> dict[str, Any]:
     if done.returncode != 0:
         return {"build_error": done.stderr}
     policy = json.loads((tmp / "out" / "policy.json").read_text("utf-8"))
-    return next(row for row in policy["tools"] if row["tool"] == "get_x")  # type: ignore[no-any-return]
+    return next(row for row in policy["tools"] if row["tool"] == "get_x")
 
 
 @pytest.mark.parametrize(("value", "constant"), [(SLOW, False), ("aaaa", True)])
