@@ -3,7 +3,10 @@ argument models hold equals what the spec says.
 
 Each test builds a spec in-process with every artifact, writes the package and imports it in a separate
 Python (`_model_schemas`), then compares the JSON Schema pydantic reads back from each argument model
-with the tool's canonical input schema in `mcp.json`.
+with the tool's canonical input schema: bounds past a float's range or 2**53, and hostile enum values,
+property names and patterns (quotes, backslashes, control and separator characters, NUL, bidi
+overrides, coding cookies). The last test builds a hostile spec twice, under two hash seeds, and
+compares the bytes.
 """
 
 from __future__ import annotations
