@@ -19,7 +19,9 @@ _code(
     "build",
     summary=(
         "An output folder would lose data: it is a file, holds (or is) an input or the working "
-        "directory, overlaps another output, or holds files toolgen does not write."
+        "directory, overlaps another output (also once case and Unicode normalisation are folded, as "
+        "macOS and Windows fold them), holds files toolgen does not write, or has a name Windows cannot "
+        "hold (`CON`, `a:b`)."
     ),
     fix="Choose another `out:` as the hint says (toolgen replaces its output folders whole).",
 )
