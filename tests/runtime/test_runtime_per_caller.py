@@ -458,8 +458,8 @@ async def test_two_callers_over_mcp_http_and_the_exchanged_tokens_never_leave(
         assert planted.encode() not in receipts and planted.split(".")[2].encode() not in receipts
     credential = [json.loads(line) for line in places["audit"].splitlines() if '"credential"' in line]
     assert {(r["actor"], r["detail"]["source"]) for r in credential} >= {
-        ("alice", "exchange"),
-        ("bob", "exchange"),
+        (f"jwt:{auth_server.issuer}#alice", "exchange"),  # each caller is its issuer's subject
+        (f"jwt:{auth_server.issuer}#bob", "exchange"),
     }
 
 
