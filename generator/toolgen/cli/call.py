@@ -44,6 +44,7 @@ from ..dialects import names
 from ..runtime.audit import JsonlAuditSink, MemoryAuditSink
 from ..runtime.call.shaping import cursor_key_from_env
 from ..runtime.errors import scrub_url
+from ..runtime.identity import ISSUER_CALLER_PREFIX
 from ..runtime.serving.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
 from ..runtime.serving.registry import Actor, Approval, Registry
 from ..runtime.stores import (
@@ -55,6 +56,22 @@ from ..runtime.stores import (
     SqliteReceiptStore,
     receipts_from_url,
 )
+
+
+def local_actor(actor_id: str) -> str:
+    """`actor_id` of `--actor` (`toolgen call`, `toolgen serve` over stdio or ``--no-auth``) when it
+    does not begin with `ISSUER_CALLER_PREFIX` (``jwt:``): such an id is an authorization server's
+    caller (``jwt:<iss>#<sub>``), and acting as it would spend that caller's limits, stored previews
+    and issued approvals. Raises `click.BadParameter` (exit 2) for one that does."""
+    if actor_id.startswith(ISSUER_CALLER_PREFIX):
+        raise click.BadParameter(
+            f"an actor id beginning {ISSUER_CALLER_PREFIX!r} is reserved for the callers of an "
+            "authorization server (jwt:<iss>#<sub>): acting as one would use its limits, previews and "
+            "approvals; to approve such a caller's preview use `toolgen approve --actor ID`",
+            param_hint="'--actor'",
+        )
+    return actor_id
+
 
 RECEIPTS_HELP = (
     "Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB or "
@@ -320,7 +337,12 @@ def _read_args(value: str) -> object:
 )
 @click.option("--scopes", default=None, help="Comma-separated scopes the actor holds (env: TOOLGEN_SCOPES).")
 @click.option(
-    "--actor", "actor_id", default="cli", show_default=True, help="Actor id for audit and receipts."
+    "--actor",
+    "actor_id",
+    default="cli",
+    show_default=True,
+    callback=lambda ctx, param, value: local_actor(value),
+    help="Actor id for audit and receipts (not a jwt: id: those are an authorization server's callers).",
 )
 @click.option("--approve", "preview_id", default=None, help="An approved preview_id (record tools).")
 @click.option(

@@ -69,7 +69,7 @@ from ..runtime.serving.search_tools import has_deferred, index_warnings
 from ..runtime.serving.workers import supervise
 from ..runtime.stores import DEFAULT_RECEIPTS_PATH, MemoryReceiptStore, receipts_scheme
 from ..runtime.telemetry import export_asked, install_sdk
-from .call import RECEIPTS_HELP, open_registry, startup_warnings
+from .call import RECEIPTS_HELP, local_actor, open_registry, startup_warnings
 from .exits import EXTRA_HINT
 
 SEARCH_TOOL_CHOICES = {"auto": None, "always": True, "never": False}
@@ -98,7 +98,12 @@ def parse_address(value: str) -> tuple[str, int]:
     help="Comma-separated scopes of the served actor over stdio or --no-auth (env: TOOLGEN_SCOPES).",
 )
 @click.option(
-    "--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts."
+    "--actor",
+    "actor_id",
+    default="mcp",
+    show_default=True,
+    callback=lambda ctx, param, value: local_actor(value),
+    help="Actor id for audit and receipts (not a jwt: id: those are an authorization server's callers).",
 )
 @click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
