@@ -100,3 +100,14 @@ def test_tokens_that_are_not_i_json_or_whose_times_are_not_numbers_are_refused(
         if verdict(auth_server, signed(auth_server, header, claims)) is not None
     ]
     assert accepted == []
+
+
+@pytest.mark.parametrize("subject", ["a\x00b", "alice\n", "\x1b[2J", "a\x85b", "\x7f"])
+def test_a_subject_with_a_control_character_is_refused(auth_server: LoopbackAS, subject: str) -> None:
+    """The caller id is made of ``sub`` (`identity.issuer_caller_id`) and keys every store: a NUL no
+    PostgreSQL text holds, a line break or an escape sequence in every log and store that names the
+    caller. Refused; the guard: the same token with ``sub`` "alice" verifies."""
+    header, claims = texts(auth_server, sub=subject)
+    assert verdict(auth_server, signed(auth_server, header, claims)) is None
+    header, claims = texts(auth_server, sub="alice b@example.com")
+    assert isinstance(verdict(auth_server, signed(auth_server, header, claims)), dict)

@@ -25,6 +25,7 @@ hold (RFC 7519, RFC 9068 §4, RFC 8725):
 - its header and claims are I-JSON (RFC 7493: no duplicate member name, RFC 7515 §5.2; no lone
   surrogate, byte-order mark, ``NaN`` or ``Infinity``), and ``exp``/``nbf``/``iat`` are JSON
   numbers (RFC 7519 §2 NumericDate: never a string such as ``"1796656097"``, never ``true``);
+  ``sub`` is a non-empty string without a control character (it makes the caller id);
 - it is a JWS in compact form whose header ``alg`` is one of `algorithms` (never ``none``, never an
   HMAC algorithm: the keys are public), whose header ``typ`` is ``at+jwt`` (RFC 9068 §4: an ID
   token replayed as an access token is refused; `typ: any` skips this for authorization servers
@@ -114,6 +115,8 @@ ACCESS_TOKEN_TYPES = ("at+jwt", "application/at+jwt")
 #: Claims only an OpenID Connect ID token carries (OpenID Connect Core 1.0 §2, §3.1.3.6).
 ID_TOKEN_CLAIMS = ("nonce", "at_hash", "c_hash")
 _SHOWN = re.compile(r"[A-Za-z0-9+./-]{1,40}")
+#: A control character (C0, DEL, C1): never in a subject, which every store and log names.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class AuthorizationServerError(ValueError):
@@ -386,6 +389,7 @@ class JwtVerifier:
         if (
             not isinstance(claims.get("sub"), str)
             or not claims["sub"]
+            or _CONTROL.search(claims["sub"])
             or any(name in claims and not _is_numeric_date(claims[name]) for name in ("exp", "nbf", "iat"))
         ):
             return None  # no subject; a time "1796656097" or true, which the library reads with int()
