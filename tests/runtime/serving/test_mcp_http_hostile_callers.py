@@ -148,3 +148,29 @@ async def test_a_token_is_read_from_the_authorization_header_only(
         assert answer.status_code == 200
     actors = {e.actor for e in audit.events if e.tool == "get_ticket"}
     assert actors == {f"jwt:{auth_server.issuer}#mallory"}
+
+
+@pytest.mark.anyio
+async def test_a_request_with_two_authorization_headers_is_refused(
+    auth_server: LoopbackAS, served: tuple[str, MemoryAuditSink]
+) -> None:
+    """``Authorization`` is a singleton field (RFC 9110 §5.3): with two, the server took the first
+    and a proxy in front may check the last, so a valid token first and anything after it was
+    served. Refused 400 ``invalid_request`` (RFC 6750 §3.1), code ``token-header-repeated``, in
+    either order; the guard: one of them alone is served."""
+    url, _ = served
+    alice = auth_server.access_token("alice", ["ticket:read"])
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {**JSON_RPC, "MCP-Protocol-Version": "2025-11-25"}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for pair in ([alice, "x"], ["x", alice], [alice, alice]):
+            answer = await http.post(
+                url,
+                headers=[*headers.items(), *(("Authorization", f"Bearer {t}") for t in pair)],
+                json=listing,
+            )
+            assert answer.status_code == 400, (pair, answer.status_code)
+            assert answer.json()["code"] == "token-header-repeated"
+            assert 'error="invalid_request"' in answer.headers["www-authenticate"]
+        alone = await http.post(url, headers={**headers, "Authorization": f"Bearer {alice}"}, json=listing)
+        assert alone.status_code == 200
