@@ -233,30 +233,85 @@ class DenseIndex:
         return self._vectors @ query
 
     def fuse(
-        self, query: str, ranked: list[tuple[float, str, int]], pick: Callable[[int], str | None], limit: int
+        self,
+        query: str,
+        ranked: list[tuple[float, str, int]],
+        pick: Callable[[int], str | None],
+        limit: int,
+        similarity: Any = None,
     ) -> list[tuple[float, str, int]]:
         """`ranked` (the lexical ranking: (-score, tool, rowid), rowid from 1) fused with the dense
         ranking of `query` by weighted reciprocal rank (module docstring): the same entries with the
         fused score, plus the `DENSE_DEPTH` (at least `limit`) nearest documents for which `pick(rowid)`
-        names a tool the caller may use. `ranked` unchanged when the model fails on `query`."""
-        similarity = self.similarity(query)
+        names a tool the caller may use. `ranked` unchanged when the model fails on `query`.
+        `similarity`: `similarity(query)` when the caller has it already."""
+        if similarity is None:
+            similarity = self.similarity(query)
         if similarity is None or not len(similarity):
             return ranked
+        return _fused(sorted(ranked), self.nearest(similarity, pick, limit))
+
+    def nearest(
+        self, similarity: Any, pick: Callable[[int], str | None], limit: int
+    ) -> list[tuple[int, str]]:
+        """(rowid, tool) of the `DENSE_DEPTH` (at least `limit`) documents nearest by `similarity` for
+        which `pick(rowid)` names a tool, nearest first (ties: the lower rowid first)."""
         np, _, _ = dense_modules()
-        scores: dict[int, float] = {}
-        tools: dict[int, str] = {}
-        for rank, (_, tool, rowid) in enumerate(sorted(ranked), 1):
-            scores[rowid] = 1.0 / (RRF_K + rank)
-            tools[rowid] = tool
-        depth, rank = max(DENSE_DEPTH, limit), 0
+        depth = max(DENSE_DEPTH, limit)
+        out: list[tuple[int, str]] = []
         for index in np.argsort(-similarity, kind="stable"):
             rowid = int(index) + 1
-            visible = tools.get(rowid) or pick(rowid)
-            if visible is None:
-                continue
-            rank += 1
-            tools[rowid] = visible
-            scores[rowid] = scores.get(rowid, 0.0) + DENSE_WEIGHT / (RRF_K + rank)
-            if rank >= depth:
-                break
-        return [(-round(score, 9), tools[rowid], rowid) for rowid, score in scores.items()]
+            visible = pick(rowid)
+            if visible is not None:
+                out.append((rowid, visible))
+                if len(out) >= depth:
+                    break
+        return out
+
+    def fuse_top(
+        self,
+        similarity: Any,
+        top: list[tuple[float, str, int]],
+        lexical: Callable[[int], bool] | None,
+        pick: Callable[[int], str | None],
+        limit: int,
+    ) -> list[tuple[float, str, int]] | None:
+        """What `fuse` gives for the first `limit` places, from the lexical ranking's first ``len(top)``
+        entries alone (`top`, in order), or None when that cannot be known from them. `lexical(rowid)`:
+        whether a document is a lexical hit at all (None: `top` holds every hit). A hit ranked below `top`
+        scores at most ``1 / (RRF_K + len(top) + 1)`` lexically, plus its dense share if it is among the
+        nearest: when that bound stays below the `limit`-th fused score known (with the rounding's margin),
+        no such document can take a place, and the known entries are the fusion's."""
+        nearest = self.nearest(similarity, pick, limit)
+        known = {rowid for _, _, rowid in top}
+        unknown = [
+            rank
+            for rank, (rowid, _) in enumerate(nearest, 1)
+            if rowid not in known and lexical is not None and lexical(rowid)
+        ]
+        fused = _fused(top, nearest)
+        if lexical is None:
+            return fused
+        missing = {nearest[rank - 1][0] for rank in unknown}
+        fused = [entry for entry in fused if entry[2] not in missing]
+        if len(fused) < limit:
+            return None
+        bound = 1.0 / (RRF_K + len(top) + 1) + (DENSE_WEIGHT / (RRF_K + min(unknown)) if unknown else 0.0)
+        return fused if bound + 1e-9 < -sorted(fused)[limit - 1][0] else None
+
+
+def _fused(
+    ordered: list[tuple[float, str, int]], nearest: list[tuple[int, str]]
+) -> list[tuple[float, str, int]]:
+    """Weighted reciprocal rank fusion (module docstring) of the lexical ranking `ordered` (best first)
+    and the dense one `nearest` ((rowid, tool), nearest first): (-fused score rounded, tool, rowid) of
+    every document of either."""
+    scores: dict[int, float] = {}
+    tools: dict[int, str] = {}
+    for rank, (_, tool, rowid) in enumerate(ordered, 1):
+        scores[rowid] = 1.0 / (RRF_K + rank)
+        tools[rowid] = tool
+    for rank, (rowid, tool) in enumerate(nearest, 1):
+        tools[rowid] = tool
+        scores[rowid] = scores.get(rowid, 0.0) + DENSE_WEIGHT / (RRF_K + rank)
+    return [(-round(score, 9), tools[rowid], rowid) for rowid, score in scores.items()]
