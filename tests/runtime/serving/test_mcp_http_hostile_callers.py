@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 from tests.support.http_serving import http_server
@@ -117,12 +118,8 @@ async def test_a_token_is_read_from_the_authorization_header_only(
     url, audit = served
     alice = auth_server.access_token("alice", ["ticket:read"])
     mallory = auth_server.access_token("mallory", ["ticket:read"])
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "get_ticket", "arguments": {"ticket_id": "T-102"}},
-    }
+    params: dict[str, Any] = {"name": "get_ticket", "arguments": {"ticket_id": "T-102"}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     async with httpx2.AsyncClient(timeout=30) as http:
         in_query = await http.post(url + f"?access_token={alice}", headers=JSON_RPC, json=call)
         assert in_query.status_code == 401
@@ -143,7 +140,7 @@ async def test_a_token_is_read_from_the_authorization_header_only(
                 "X-Actor": claimed,
                 "Mcp-Actor": claimed,
             },
-            json={**call, "params": {**call["params"], "_meta": {"actor": claimed}}},
+            json={**call, "params": {**params, "_meta": {"actor": claimed}}},
         )
         assert answer.status_code == 200
     actors = {e.actor for e in audit.events if e.tool == "get_ticket"}
