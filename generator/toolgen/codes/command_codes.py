@@ -238,3 +238,14 @@ _code(
         "the next fetch finds the new one. Check that `jwks_uri` answers."
     ),
 )
+_code(
+    "token-header-repeated",
+    "error",
+    "serve",
+    summary=(
+        "A request carries more than one `Authorization` header (a singleton field, RFC 9110 §5.3; "
+        "RFC 6750 §3.1 `invalid_request`): a proxy reading one and the server another would "
+        "authenticate two callers; answered 400 `invalid_request`, no token read."
+    ),
+    fix="Send exactly one `Authorization: Bearer <token>` header.",
+)
