@@ -15,7 +15,7 @@ from tests.support.runtime_env import READER, WRITER, tickets_package
 from toolgen.evals.from_audit import PER_FAILURE, draft_from_audit, failed_calls
 from toolgen.evals.tasks import load_tasks
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.audit import JsonlAuditSink
+from toolgen.runtime.audit import JsonlAuditSink, audit_text
 from toolgen.testing.tickets_server import TicketsServer
 
 TICKETS = REPO / "generated" / "tickets"
@@ -179,9 +179,10 @@ def test_a_line_no_runtime_writes_is_located_never_an_internal_error(
 
 @pytest.mark.parametrize("name", ["", " ", "no_such\ntool: x", "t" * 5000])
 def test_whatever_tool_name_a_model_sent_the_draft_loads(tmp_path: Path, name: str) -> None:
-    """An unknown tool's name is the model's text, written to the log as sent (the runtime audits a
-    call of the tool ``""`` too): the file drafted from it always loads, and a call that named no
-    tool drafts nothing."""
+    """An unknown tool's name is the model's text, written to the log as the runtime audits it
+    (`audit_text`: a line break escaped, 5,000 characters cut to 200 with the length and digest;
+    a call of the tool ``""`` is audited too): the file drafted from it always loads, and a call
+    that named no tool drafts nothing."""
     policy, catalog = tickets_package()
     log = tmp_path / "audit.jsonl"
     sink = JsonlAuditSink(log)
@@ -201,7 +202,7 @@ def test_whatever_tool_name_a_model_sent_the_draft_loads(tmp_path: Path, name: s
     out = tmp_path / "t.yaml"
     assert run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out)).exit_code == 0
     tools = [t.tool for t in load_tasks(out).tasks]
-    assert tools == (["get_ticket"] if not name.strip() else [name, "get_ticket"])
+    assert tools == (["get_ticket"] if not name.strip() else [audit_text(name), "get_ticket"])
 
 
 def test_tool_names_that_spell_the_same_id_draft_distinct_ids(tmp_path: Path) -> None:

@@ -40,14 +40,13 @@ from tests.support.hostile_registries import (
     CURSOR_KEY,
     READER,
     SECRETS,
-    load_package,
     row_of,
     tickets_registry,
 )
 from tests.support.hostile_server import HostileServer, RawRequest, response, trickle
 from tests.support.recording_server import RecordingServer
 from tests.support.records import acall_record, call_record
-from tests.support.runtime_env import tickets_dir
+from tests.support.runtime_env import load_package, tickets_dir
 
 from toolgen.runtime import Actor, Approval, AuditEvent, MemoryAuditSink, Registry, StaticCredentials
 from toolgen.runtime.call.shaping import compact_size, shrink

@@ -30,12 +30,12 @@ from tests.support.hostile_registries import (
     CURSOR_KEY,
     READER,
     SECRETS,
-    load_package,
     row_of,
     tickets_registry,
 )
 from tests.support.hostile_server import HostileServer, RawRequest, prefix_port_pair, response
 from tests.support.recording_server import RecordingServer
+from tests.support.runtime_env import load_package
 
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.call.shaping import compact_size

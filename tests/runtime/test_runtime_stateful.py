@@ -52,7 +52,8 @@ import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.fault_server import Fault, FaultServer, Received
+from tests.support.preview_compare import preview_mismatches
 from tests.support.profiles import examples
 from tests.support.runtime_env import GENERATED
 
@@ -169,6 +170,8 @@ class WritePathMachine(RuleBasedStateMachine):
         except Exception as exc:  # noqa: BLE001 - the guarantee under test is that nothing is raised
             failure = f"Registry.call({tool!r}) raised {type(exc).__name__}: {str(exc)[:300]}"
         assert not failure, failure
+        # a request written just before the call's deadline may reach the server after it returned
+        assert self.server.wait_received(), "the server did not take in what it was sent"
         assert isinstance(result, CallResult)
         text = json.dumps(result.to_json(), ensure_ascii=False)
         for secret in SECRETS:
@@ -473,6 +476,7 @@ class LifetimeMachine(RuleBasedStateMachine):
             failure = f"{tool} raised {type(exc).__name__}: {exc}"
         assert not failure, failure
         elapsed_ms = (time.monotonic() - started) * 1000
+        assert self.server.wait_received(), "the server did not take in what it was sent"
         details = result.error.details if result.error is not None else {}
         deadline_ms = int(details.get("deadline_ms") or timeout_ms * 3)
         assert elapsed_ms <= deadline_ms + DEADLINE_SLACK_MS, (

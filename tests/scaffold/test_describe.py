@@ -7,7 +7,6 @@ import copy
 import difflib
 import json
 import shutil
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import copy_example
+from tests.support.describe_writers import FunctionWriter, good_answer
 from tests.support.profiles import examples
 
 from toolgen.compile.intent import load_intent_map
@@ -26,38 +26,6 @@ from toolgen.yaml_text import plain_yaml, read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "# decide [examples-unreviewed]"
-
-
-class FunctionWriter:
-    """A writer whose answer is `answer(tools)` for the tool names of each request; counts requests."""
-
-    name = "test writer"
-
-    def __init__(self, answer: Callable[[list[str]], Any]) -> None:
-        self.answer = answer
-        self.prompts: list[str] = []
-
-    def write(self, system: str, prompt: str, schema: Mapping[str, Any]) -> str:
-        self.prompts.append(prompt)
-        value = self.answer([t["tool"] for t in json.loads(prompt)["tools"]])
-        return value if isinstance(value, str) else json.dumps(value)
-
-
-def _good(tools: list[str]) -> dict[str, Any]:
-    return {
-        "tools": [
-            {
-                "tool": t,
-                "examples": [
-                    f"please help me {t.replace('_', ' ')} today",
-                    f"I need to {t.replace('_', ' ')} for a customer",
-                ],
-                "use_when": f"the user asks to {t.replace('_', ' ')}",
-                "not_for": None,
-            }
-            for t in tools
-        ]
-    }
 
 
 @pytest.fixture
@@ -87,7 +55,7 @@ def _plain(path: Path) -> Any:
 
 def test_describe_drafts_marks_and_only_adds_lines(tickets: Path) -> None:
     before = tickets.read_text(encoding="utf-8")
-    writer = FunctionWriter(_good)
+    writer = FunctionWriter(good_answer)
     result = _run(tickets, writer, batch=2)
     after = tickets.read_text(encoding="utf-8")
     tools = sorted(load_intent_map(tickets).model.tools)
@@ -107,7 +75,7 @@ def test_describe_drafts_marks_and_only_adds_lines(tickets: Path) -> None:
 
 
 def test_the_writer_sees_only_the_operations_text(tickets: Path) -> None:
-    writer = FunctionWriter(_good)
+    writer = FunctionWriter(good_answer)
     _run(tickets, writer, batch=10)
     (prompt,) = writer.prompts
     shown = json.loads(prompt)["tools"]
@@ -134,9 +102,9 @@ def test_the_writer_sees_only_the_operations_text(tickets: Path) -> None:
 
 
 def test_describe_is_idempotent_and_replace_replaces(tickets: Path) -> None:
-    _run(tickets, FunctionWriter(_good))
+    _run(tickets, FunctionWriter(good_answer))
     once = tickets.read_text(encoding="utf-8")
-    again = FunctionWriter(_good)
+    again = FunctionWriter(good_answer)
     result = _run(tickets, again)
     assert again.prompts == [] and result.drafted == {} and tickets.read_text(encoding="utf-8") == once
     assert len(result.plan.have) == len(load_intent_map(tickets).model.tools)
@@ -173,7 +141,7 @@ def test_an_intent_with_any_expansion_is_left_alone(tickets: Path) -> None:
     )
     text += 'examples:\n  getTicket: ["open ticket T-102 for me"]\n'
     tickets.write_text(text, encoding="utf-8")
-    result = _run(tickets, FunctionWriter(_good))
+    result = _run(tickets, FunctionWriter(good_answer))
     assert sorted(result.plan.have) == ["get_ticket", "list_tickets"]
     assert "get_ticket" not in result.drafted and "list_tickets" not in result.drafted
 
@@ -330,7 +298,7 @@ def test_splice_skips_flow_and_aliased_intents(tmp_path: Path) -> None:
 def test_a_wrapped_flow_sequence_and_comments_are_kept(tmp_path: Path) -> None:
     path = copy_example(tmp_path, "github", "github.slice.json")
     before = path.read_text(encoding="utf-8")
-    result = _run(path, FunctionWriter(_good), max_tools=4, batch=4)
+    result = _run(path, FunctionWriter(good_answer), max_tools=4, batch=4)
     after = path.read_text(encoding="utf-8")
     assert len(result.drafted) == 4 and len(result.plan.later) > 0
     ops = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).get_opcodes()
@@ -339,7 +307,7 @@ def test_a_wrapped_flow_sequence_and_comments_are_kept(tmp_path: Path) -> None:
 
 
 def test_lint_reports_each_mark_until_deleted(tickets: Path) -> None:
-    _run(tickets, FunctionWriter(_good))
+    _run(tickets, FunctionWriter(good_answer))
     strict = LintSettings()
     found = [d for d in lint_target(LintTarget(tickets), strict).findings if d.code == "examples-unreviewed"]
     assert len(found) == len(load_intent_map(tickets).model.tools)
@@ -391,7 +359,7 @@ def test_an_include_groups_tools_are_drafted_into_the_top_level_examples(tickets
         encoding="utf-8",
     )
     before = _plain(tickets)
-    writer = FunctionWriter(_good)
+    writer = FunctionWriter(good_answer)
     result = _run(tickets, writer)
     after = _plain(tickets)
     shown = {t["tool"] for p in writer.prompts for t in json.loads(p)["tools"]}
@@ -410,7 +378,7 @@ def test_an_include_groups_tools_are_drafted_into_the_top_level_examples(tickets
     )
     assert marks == sorted(["/tools/get_ticket", *(f"/examples/{r}" for r in refs)])
     assert not [d for d in findings if d.code == "examples-operation-unknown"]
-    again = FunctionWriter(_good)
+    again = FunctionWriter(good_answer)
     assert _run(tickets, again).drafted == {} and again.prompts == []
 
 
@@ -460,11 +428,20 @@ def test_describe_over_a_real_specs_draft_only_adds_lines(
     )
     path = tmp_path / "stripe.yaml"
     before = path.read_text(encoding="utf-8")
-    writer = FunctionWriter(_good)
+    writer = FunctionWriter(good_answer)
     result = _run(path, writer, max_tools=1_000)
     after = path.read_text(encoding="utf-8")
-    assert len(result.drafted) == len(load_intent_map(path).model.tools) > 400 and not result.dropped
+    model = load_intent_map(path).model
+    intents = {key for key in result.drafted if not key.startswith("toolsets.")}
+    assert len(intents) == len(model.tools) > 400 and not result.dropped
+    assert len(result.drafted) - len(intents) == len(model.toolsets) > 0  # one-line flow mappings
     ops = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).get_opcodes()
-    assert {tag for tag, *_ in ops} == {"equal", "insert"}
-    assert _without_expansions(_plain(path), set(result.drafted)) == plain_yaml(read_yaml(before))
+    assert {tag for tag, *_ in ops} == {"equal", "insert", "replace"}
+    # lines added, and each toolset's one line given its examples inside its braces
+    changed = [line for tag, i1, i2, *_ in ops if tag == "replace" for line in before.splitlines()[i1:i2]]
+    assert len(changed) == len(model.toolsets) and all(": {description: " in line for line in changed)
+    data = _plain(path)
+    for toolset in data["toolsets"].values():
+        toolset.pop("examples")
+    assert _without_expansions(data, intents) == plain_yaml(read_yaml(before))
     assert after.count(MARK) == len(result.drafted)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from tests.support.build import copy_example
+from tests.support.describe_writers import with_toolsets
 from tests.support.review_project import Invoke, cli, project
 from tests.support.writer_server import WriterModelServer
 
@@ -30,7 +31,13 @@ __all__ = ["cli", "project"]
 
 
 def _answer(prompt: str) -> str:
-    tools = [t["tool"] for t in json.loads(prompt)["tools"]]
+    data = json.loads(prompt)
+    if "toolsets" in data:
+        names = [t["toolset"] for t in data["toolsets"]]
+        return json.dumps(
+            {"toolsets": [{"toolset": t, "examples": [f"anything the {t} group does for me"]} for t in names]}
+        )
+    tools = [t["tool"] for t in data["tools"]]
     return json.dumps(
         {
             "tools": [
@@ -113,6 +120,44 @@ def test_each_provider_drafts_records_and_replays(
     differs = cli("describe", str(tickets), "--replay", str(tape), "--batch", "3")
     assert differs.exit_code == 2 and "differs from the recording" in differs.stderr
     assert tickets.read_text(encoding="utf-8") == before
+
+
+@needs_sdks
+def test_toolset_examples_are_drafted_recorded_and_replayed(
+    tickets: Path, cli: Invoke, tmp_path: Path
+) -> None:
+    """A toolset without `examples` is drafted in a request of its own after the tools'; the
+    recording replays offline to the same map, and then nothing lacks expansions."""
+    with_toolsets(tickets)
+    before = tickets.read_text(encoding="utf-8")
+    tape = tmp_path / "describe.json"
+    with WriterModelServer(_answer) as server:
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m-1",
+            "--base-url",
+            server.base_url("openai-compatible"),
+            "--record",
+            str(tape),
+        )
+    assert result.exit_code == 0, result.stderr
+    assert "drafted search expansions for 5 intents and 1 toolset in 2 requests" in result.stderr
+    assert "toolsets.reading" in result.stderr
+    drafted = tickets.read_text(encoding="utf-8")
+    assert drafted.count(MARK) == 6
+    data = plain_yaml(read_yaml(drafted))
+    assert data["toolsets"]["reading"]["examples"] == ["anything the reading group does for me"]
+    tickets.write_text(before, encoding="utf-8")
+    replayed = cli("describe", str(tickets), "--replay", str(tape))
+    assert replayed.exit_code == 0, replayed.stderr
+    assert tickets.read_text(encoding="utf-8") == drafted
+    left = cli("describe", str(tickets))
+    assert left.exit_code == 0 and "0 intents of" in left.stderr, left.stderr
+    assert tickets.read_text(encoding="utf-8") == drafted
 
 
 @needs_sdks

@@ -606,3 +606,77 @@ def test_a_recording_that_never_ends_or_is_too_big_is_refused(
         pytest.skip("no /dev/zero here")
     with pytest.raises(ValueError, match=r"regular file|bytes"):
         writers.Cassette.read(path)
+
+
+def _record_into(tickets: Path, cli: Invoke, path: Path) -> tuple[Any, list[Any]]:
+    """A describe run over `tickets` recorded into `path`: (the result, the requests the model got)."""
+    with WriterModelServer(_answer) as server:
+        result = cli(
+            "describe",
+            str(tickets),
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url("openai-compatible"),
+            "--record",
+            str(path),
+        )
+        return result, list(server.requests["chat"])
+
+
+@needs_sdks
+def test_an_existing_recording_is_replaced_atomically_keeping_its_mode(
+    tickets: Path, cli: Invoke, tmp_path: Path
+) -> None:
+    """The recording is written to a new file beside it and renamed over it: a second name of the old
+    file (a hard link) still reads the old bytes, the mode stays, and no temporary file is left."""
+    from toolgen.evals.writers import Cassette
+
+    path = tmp_path / "tape.json"
+    path.write_text("an earlier recording\n", encoding="utf-8")
+    path.chmod(0o640)
+    os.link(path, tmp_path / "earlier.json")
+    result, sent = _record_into(tickets, cli, path)
+    assert result.exit_code == 0, result.stderr
+    assert len(Cassette.read(path).exchanges) == len(sent) > 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert (tmp_path / "earlier.json").read_text(encoding="utf-8") == "an earlier recording\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+@needs_sdks
+def test_a_new_recording_is_an_ordinary_file(tickets: Path, cli: Invoke, tmp_path: Path) -> None:
+    """A recording that did not exist gets the mode a new file gets (0666 less the umask), not the
+    temporary file's 0600."""
+    umask = os.umask(0o022)
+    try:
+        result, _ = _record_into(tickets, cli, tmp_path / "new" / "tape.json")
+    finally:
+        os.umask(umask)
+    assert result.exit_code == 0, result.stderr
+    assert stat.S_IMODE((tmp_path / "new" / "tape.json").stat().st_mode) == 0o644
+
+
+@needs_sdks
+@pytest.mark.parametrize("points_to", ["a file", "nothing"])
+def test_a_recording_that_is_a_symbolic_link_is_refused_before_anything_is_sent(
+    tickets: Path, cli: Invoke, tmp_path: Path, points_to: str
+) -> None:
+    """A ``--record`` path that is a symbolic link is refused: the recording would otherwise land
+    wherever the link points (a file of someone else's, outside the project)."""
+    target = tmp_path / "elsewhere.txt"
+    if points_to == "a file":
+        target.write_text("not a recording\n", encoding="utf-8")
+    link = tmp_path / "tape.json"
+    link.symlink_to(target)
+    before = tickets.read_bytes()
+    result, sent = _record_into(tickets, cli, link)
+    assert result.exit_code == 2, result.stderr
+    assert "--record" in result.stderr and "symbolic link" in result.stderr, result.stderr
+    assert sent == [] and link.is_symlink() and tickets.read_bytes() == before
+    if points_to == "a file":
+        assert target.read_text(encoding="utf-8") == "not a recording\n"
+    else:
+        assert not target.exists()

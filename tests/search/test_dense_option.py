@@ -141,10 +141,17 @@ def test_check_compares_the_pins_not_the_vector_bytes(built: Path, model_dir: Pa
     data = bytearray(path.read_bytes())
     original = bytes(data)
     try:
-        data[-1] = (data[-1] + 1) % 128  # another CPU's rounding: the same header, another last bit
-        path.write_bytes(bytes(data))
-        assert check_outputs(outputs) == []
         header = decode(original).header
+        nudged = decode(original).vectors.astype(np.float64)
+        nudged[0] *= 0.999  # another CPU's rounding: the same pins, other vector bytes
+        pins = {k: header[k] for k in ("model_sha256", "tokenizer_sha256", "max_tokens")}
+        other_cpu = encode(nudged.tolist(), documents=header["documents_sha256"], **pins)
+        assert other_cpu != original
+        path.write_bytes(other_cpu)
+        assert check_outputs(outputs) == []
+        data[-1] = (data[-1] + 1) % 128  # a bit flipped: its vectors_sha256 no longer holds
+        path.write_bytes(bytes(data))
+        assert [d.path.endswith(SIDECAR_FILE) for d in check_outputs(outputs)] == [True]
         other = encode(
             decode(original).vectors.tolist(),
             model_sha256=header["model_sha256"],

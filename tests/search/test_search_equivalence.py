@@ -1,15 +1,13 @@
 """`ToolIndex.search` ranks exactly as the plain ranking it speeds up: every matched document scored
-in full, its coverage and matching found one term and one table at a time. `_reference` below is
-that ranking, kept as the oracle; the index's own path prunes the documents whose upper bound cannot
-reach the first `limit` places and asks SQLite fewer, larger questions. Same tools, same order, same
-scores to the float, over the blind request sets and generated requests, on the repository's
-generated packages."""
+in full, its coverage and matching found one term and one table at a time (`tests.support.search_reference`,
+kept as the oracle); the index's own path scores from FTS5's postings only the documents whose upper
+bound can reach the first `limit` places (`toolgen.runtime.serving.postings`). Same tools, same order,
+same scores to the float, over the blind request sets and generated requests, with and without scopes,
+on the repository's generated packages and on their documents replicated 40 times (ties)."""
 
 from __future__ import annotations
 
-import heapq
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,92 +16,15 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
+from tests.support.search_reference import reference
 
-from toolgen.runtime.identity import missing_of, scope_set
-from toolgen.runtime.serving.tool_index import Hit, ToolIndex, _action_factor
-from toolgen.search.text_index import (
-    COVERAGE_WEIGHT,
-    HEAD_NOUN_WEIGHT,
-    HEAD_WEIGHT,
-    ITEM_BOOST,
-    STRUCTURE,
-    TABLES,
-    analyse_query,
-    content_terms,
-    names_one,
-)
+from toolgen.runtime.serving.tool_index import ToolIndex, _action_factor
+from toolgen.search.text_index import COVERAGE_WEIGHT, ITEM_BOOST, analyse_query, content_terms
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
 BLIND = REPO / "benchmarks" / "queries" / "blind"
 APIS = sorted(p.name for p in GENERATED.iterdir() if (p / "search.json").is_file())
-
-
-def _reference(
-    index: ToolIndex, query: str, scopes: Iterable[str] | None = None, limit: int = 5
-) -> list[Hit]:
-    """The lexical ranking scored in full: every document that matches a term gets its exact score."""
-    if limit <= 0:
-        return []
-    terms, own, head, actions = analyse_query(query)
-    if not terms:
-        return []
-    db = index._db
-    held = None if scopes is None else scope_set(scopes)
-    terms += [f"act{a}" for a in sorted(actions)]
-    match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
-    totals: dict[int, float] = {}
-    for table, (columns, table_weight) in TABLES.items():
-        weights = ", ".join(str(w) for _, w in columns)
-        for rowid, raw in db.execute(
-            f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
-        ):
-            totals[rowid] = totals.get(rowid, 0.0) - raw * table_weight
-    last = [t[1:] for t in head if t.startswith("^")]
-    head = [t for t in head if not t.startswith("^")]
-    for words, weight in ((last, HEAD_NOUN_WEIGHT), (head, HEAD_WEIGHT)):
-        if words:
-            for rowid, raw in db.execute(
-                "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?",
-                (" OR ".join(dict.fromkeys(f'"{t}"' for t in words)),),
-            ):
-                totals[rowid] = totals.get(rowid, 0.0) - float(raw) * weight
-    distinct = list(dict.fromkeys(own))
-    found: dict[int, int] = {}
-    for term in distinct:
-        rows: set[int] = set()
-        for table in STRUCTURE:
-            rows.update(
-                r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',))
-            )
-        for rowid in rows:
-            found[rowid] = found.get(rowid, 0) + 1
-    coverage = {rowid: n / len(distinct) for rowid, n in found.items()}
-    one = "create" not in actions and names_one(query)
-    content = content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)])
-    matched: set[int] = set()
-    if content:
-        any_term = " OR ".join(dict.fromkeys(f'"{t}"' for t in content))
-        for table in TABLES:
-            if table != "f_verbs":
-                matched.update(
-                    r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (any_term,))
-                )
-    ranked: list[tuple[float, str, int]] = []
-    for rowid in matched.intersection(totals):
-        doc = index._docs[rowid - 1]
-        tool = next((t for t, need in doc.tools if held is None or not missing_of(need, held)), None)
-        if tool is None:
-            continue
-        score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
-        score *= _action_factor(actions, doc.actions)
-        if one and rowid in index._items:
-            score *= 1 + ITEM_BOOST
-        ranked.append((-round(score, 6), tool, rowid))
-    return [
-        Hit(tool, index._docs[rowid - 1].toolset, -negative, index._docs[rowid - 1].operation)
-        for negative, tool, rowid in heapq.nsmallest(limit, ranked)
-    ]
 
 
 def _blind_requests() -> list[str]:
@@ -125,14 +46,14 @@ def test_the_blind_requests_rank_as_the_full_scoring_does(index: ToolIndex) -> N
     assert len(requests) > 100, "the blind request sets were not read"
     for query in requests:
         for limit in (1, 5, 20):
-            assert index.search(query, limit=limit) == _reference(index, query, limit=limit), (query, limit)
+            assert index.search(query, limit=limit) == reference(index, query, limit=limit), (query, limit)
 
 
 def test_scope_filtering_ranks_as_the_full_scoring_does(index: ToolIndex) -> None:
     scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
     held = scopes[::3]
     for query in _blind_requests()[::4]:
-        assert index.search(query, scopes=held, limit=5) == _reference(index, query, held, 5), query
+        assert index.search(query, scopes=held, limit=5) == reference(index, query, held, 5), query
 
 
 WORDS = [
@@ -187,7 +108,7 @@ WORDS = [
 def test_generated_requests_rank_as_the_full_scoring_does(words: list[str], limit: int) -> None:
     query = " ".join(words)
     for index in _INDEXES.values():
-        assert index.search(query, limit=limit) == _reference(index, query, limit=limit), (query, limit)
+        assert index.search(query, limit=limit) == reference(index, query, limit=limit), (query, limit)
 
 
 def _replicated(copies: int) -> ToolIndex:
@@ -214,26 +135,33 @@ def _replicated(copies: int) -> ToolIndex:
 _INDEXES = {**{name: ToolIndex.from_dir(GENERATED / name) for name in APIS}, "replicated": _replicated(40)}
 
 
-def test_the_bound_leaves_documents_unscored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pruning is exercised by the requests above: a common request scores fewer documents than
-    it matches, and still ranks as the full scoring does."""
-    from toolgen.runtime.serving import tool_index
-
+@pytest.mark.parametrize(
+    "query",
+    ["list all repos in the netflix org", "add @lee (already a GitHub user) to the acme org as a member"],
+)
+def test_the_bound_leaves_documents_unscored(monkeypatch: pytest.MonkeyPatch, query: str) -> None:
+    """The pruning is exercised by the requests above: a common request scores (`ToolIndex._entry`) a
+    small share of the documents it matches, through the postings (SQLite's ``bm25()`` is not asked),
+    and still ranks as the full scoring does."""
     index = _INDEXES["replicated"]
-    query = "list all repos in the netflix org"
-    expected = _reference(index, query, limit=5)
+    assert index._postings is not None, "the postings were refused: every search asks SQLite"
+    expected = reference(index, query, limit=5)
     calls: list[int] = []
-    factor = tool_index._action_factor
+    entry = index._entry
 
-    def counted(actions: set[str], doc_actions: frozenset[str]) -> float:
-        calls.append(1)
-        return factor(actions, doc_actions)
+    def counted(*args: Any) -> Any:
+        calls.append(args[1])
+        return entry(*args)
 
-    monkeypatch.setattr(tool_index, "_action_factor", counted)
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the bounded ranking fell back to SQLite's")
+
+    monkeypatch.setattr(index, "_entry", counted)
+    monkeypatch.setattr(index, "_ranked", refused)
     assert index.search(query, limit=5) == expected
     terms, _, _, actions = analyse_query(query)
     matched = index._matching(content_terms([*terms, *sorted(actions)]))
-    assert 0 < len(calls) < len(matched) / 2, (len(calls), len(matched))
+    assert 0 < len(calls) < len(matched) / 4, (len(calls), len(matched))
 
 
 def test_the_ceiling_bounds_every_factor_a_score_can_get() -> None:
@@ -250,3 +178,121 @@ def test_the_ceiling_bounds_every_factor_a_score_can_get() -> None:
         for has in sets:
             most = (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * 1.0) * _action_factor(asked, frozenset(has))
             assert most * (1 + ITEM_BOOST) <= _CEILING and most <= _CEILING, (asked, has)
+
+
+def test_every_index_here_ranks_through_its_postings() -> None:
+    """The equivalence above is the postings' (not SQLite's ranking compared with itself): every index
+    of these tests loaded them, their shares agreeing with SQLite's bm25()."""
+    assert all(index._postings is not None for index in _INDEXES.values()), [
+        name for name, index in _INDEXES.items() if index._postings is None
+    ]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=12),
+    limit=st.integers(1, 12),
+    pick=st.integers(1, 4),
+)
+def test_generated_requests_with_scopes_rank_as_the_full_scoring_does(
+    words: list[str], limit: int, pick: int
+) -> None:
+    """Scopes that hide most tools: the bound of a document none of whose tools the caller may use is
+    0, and the ranking is still the full scoring's."""
+    query = " ".join(words)
+    for index in (_INDEXES["replicated"], *(_INDEXES[name] for name in APIS[:2])):
+        scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
+        held = scopes[::pick]
+        assert index.search(query, scopes=held, limit=limit) == reference(index, query, held, limit), (
+            query,
+            limit,
+            held,
+        )
+
+
+def test_shares_that_differ_from_sqlites_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A share computed otherwise than SQLite computes bm25 (here: another k1) fails the check at load:
+    the index asks SQLite for every query, and ranks as before."""
+    from toolgen.runtime.serving import postings
+
+    monkeypatch.setattr(postings, "K1", 1.25)
+    name = APIS[0]
+    index = ToolIndex.from_dir(GENERATED / name)
+    assert index._postings is None
+    for query in _blind_requests()[::7]:
+        assert index.search(query, limit=5) == reference(index, query, limit=5), query
+
+
+def test_a_word_the_tokenizer_splits_or_drops_asks_sqlite() -> None:
+    """`Postings.tokens` gives FTS5's own token of each word (stemmed: repos → repo), remembered, and
+    None for a word that makes no token or more than one; `bounded_ranking` then returns None."""
+    from toolgen.runtime.serving.postings import Asked, bounded_ranking
+
+    postings = _INDEXES[APIS[0]]._postings
+    assert postings is not None
+    assert postings.tokens(["repos", "labels", "repos"]) == ["repo", "label", "repo"]
+    assert postings.tokens(["pull-request"]) is None
+    assert postings.tokens(["---"]) is None
+    asked = Asked(["pull-request"], [], [], [], ["pull-request"], set(), False, None)
+    assert bounded_ranking(postings, asked, lambda *a: None, lambda *a: 1.0, 5, 2.0, 4) is None
+
+
+def test_too_many_documents_at_the_top_ask_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the phrases of the highest bounds hold more documents than `_POOL`, SQLite ranks (the same
+    hits)."""
+    from toolgen.runtime.serving import postings
+
+    monkeypatch.setattr(postings, "_POOL", 3)
+    index = _INDEXES["replicated"]
+    asked_sqlite: list[int] = []
+    ranked = index._ranked
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        asked_sqlite.append(1)
+        return ranked(*args, **kwargs)
+
+    monkeypatch.setattr(index, "_ranked", counted)
+    for query in _blind_requests()[::9]:
+        assert index.search(query, limit=5) == reference(index, query, limit=5), query
+    assert asked_sqlite
+
+
+def test_the_token_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The words `Postings.tokens` remembers are bounded (a server answers any request): past the
+    bound it forgets them all and tokenizes again, with the same tokens."""
+    from toolgen.runtime.serving import postings as module
+
+    monkeypatch.setattr(module, "_TOKEN_CACHE", 4)
+    postings = _INDEXES[APIS[0]]._postings
+    assert postings is not None
+    monkeypatch.setattr(postings, "_tokens", {})  # what other tests' requests left in it
+    words = ["issues", "labels", "repositories", "comments", "users", "teams"]
+    first = postings.tokens(words[:3])
+    assert postings.tokens(words[3:]) == ["comment", "user", "team"]
+    assert len(postings._tokens) <= 4 + 3
+    assert postings.tokens(words[:3]) == first == ["issu", "label", "repositori"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=8), pick=st.integers(1, 3))
+def test_most_bounds_every_entry(words: list[str], pick: int) -> None:
+    """`ToolIndex._most` (what the bounded ranking multiplies a document's bm25 total by, at most) is at
+    least what `_entry` multiplies it by, at any coverage, for every document, and 0 exactly when the
+    caller may use none of its tools: a ranking change in `_entry` that `_most` does not follow fails
+    here."""
+    from toolgen.runtime.identity import scope_set
+    from toolgen.runtime.serving.postings import Asked
+
+    query = " ".join(words)
+    terms, own, head, actions = analyse_query(query)
+    for name in APIS:
+        index = _INDEXES[name]
+        scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
+        for held in (None, scope_set(scopes[::pick])):
+            asked = Asked(terms, own, [], head, content_terms(terms), actions, len(words) % 2 == 0, held)
+            for rowid in range(1, len(index) + 1):
+                most = index._most(asked, rowid)
+                for coverage in (0.0, 0.5, 1.0):
+                    entry = index._entry(asked, rowid, 3.0, coverage)
+                    assert (entry is None) == (most == 0.0), (query, rowid)
+                    assert entry is None or -entry[0] <= 3.0 * most + 5e-7, (query, rowid, coverage)

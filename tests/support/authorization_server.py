@@ -11,7 +11,8 @@ callers' JWT access tokens and per-caller credentials.
   Every issued token is kept in `issued` (to plant and grep for); `answer_patch` changes the answer's
   members (a value None drops one), for answers a real server might give. Nothing else is accepted.
 - `access_token(sub, scopes, ...)`: an access token this server signs for a caller (what its
-  authorization endpoint would issue after the caller's login), any claim overridable.
+  authorization endpoint would issue after the caller's login), any claim overridable; `id_token`
+  the ID token of such a login (``typ: JWT``, ``nonce``, ``at_hash``).
 """
 
 from __future__ import annotations
@@ -254,7 +255,8 @@ class AuthorizationServer(LoopbackServer):
         header: Mapping[str, Any] | None = None,
     ) -> str:
         """A JWT of `claims` (``iss``, ``iat``, ``exp``, ``jti`` added unless given) signed with the
-        current key (or `key`)."""
+        current key (or `key`); its header ``typ: at+jwt`` unless `header` says otherwise (a member
+        None drops it)."""
         signer = key or self.signing
         assert signer is not None
         now = int(time.time())
@@ -265,9 +267,13 @@ class AuthorizationServer(LoopbackServer):
             "jti": secrets.token_hex(8),
             **claims,
         }
-        return jwt.encode(
-            {"alg": "RS256", "kid": signer.kid, "typ": "at+jwt", **(header or {})}, body, signer
-        )
+        fields = {"alg": "RS256", "kid": signer.kid, "typ": "at+jwt", **(header or {})}
+        if not isinstance(fields["typ"], str):  # joserfc writes typ JWT for none and refuses others
+            import jwt as pyjwt
+
+            others = {k: v for k, v in fields.items() if k != "alg"}
+            return pyjwt.encode(body, signer.as_pem(private=True), "RS256", others)
+        return jwt.encode(fields, body, signer)
 
     def access_token(self, sub: str, scopes: list[str], **claims: Any) -> str:
         """A caller's access token for `resource` (overridable claims: ``aud``, ``exp``...)."""
@@ -281,6 +287,15 @@ class AuthorizationServer(LoopbackServer):
                 **claims,
             },
             expires_in=expires_in,
+        )
+
+    def id_token(self, sub: str, audience: str, **claims: Any) -> str:
+        """An OpenID Connect ID token for `sub`, as the server's authorization endpoint returns it to
+        the client `audience` after a login: header ``typ: JWT``, with a ``nonce`` and an
+        ``at_hash`` (OpenID Connect Core 1.0 §2, §3.1.3.6)."""
+        return self.sign(
+            {"sub": sub, "aud": audience, "nonce": secrets.token_hex(8), "at_hash": "x" * 22, **claims},
+            header={"typ": "JWT"},
         )
 
     def verify(self, token: str, *, audience: str) -> dict[str, Any] | None:

@@ -38,9 +38,12 @@ def write_model(
     seed: int = 7,
     input_name: str = "input_ids",
     output_name: str = "last_hidden_state",
+    pad_sensitive: bool = False,
 ) -> None:
     """An ONNX embedding-lookup model for `vocab`: a seeded random vector per token (``[PAD]`` and
-    ``[UNK]`` zero), a word of `same` sharing the vector of the word it maps to."""
+    ``[UNK]`` zero), a word of `same` sharing the vector of the word it maps to. `pad_sensitive`: every
+    token's output also gets the number of padding positions in its row added, as a model whose float
+    sums change with the padding would (a text's vector then depends on the texts padded beside it)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -52,8 +55,14 @@ def write_model(
         helper.make_node("Gather", ["table", input_name], ["tokens"], axis=0),
         helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
         helper.make_node("Unsqueeze", ["mask_f", "axis"], ["mask3"]),
-        helper.make_node("Mul", ["tokens", "mask3"], [output_name]),
+        helper.make_node("Mul", ["tokens", "mask3"], ["masked" if pad_sensitive else output_name]),
     ]
+    if pad_sensitive:
+        nodes += [
+            helper.make_node("Sub", ["one", "mask3"], ["pads"]),
+            helper.make_node("ReduceSum", ["pads", "seq_axis"], ["pad_count"], keepdims=1),
+            helper.make_node("Add", ["masked", "pad_count"], [output_name]),
+        ]
     graph = helper.make_graph(
         nodes,
         "tiny-embedder",
@@ -65,6 +74,8 @@ def write_model(
         [
             numpy_helper.from_array(table, "table"),
             numpy_helper.from_array(np.array([2], dtype=np.int64), "axis"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), "seq_axis"),
+            numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"),
         ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])

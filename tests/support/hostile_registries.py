@@ -1,17 +1,15 @@
 """Registries over the committed packages (``generated/<api>``), changed in memory only, for the tests
 that set a hostile API against the runtime: the test secrets and cursor key they hold, the tickets
-package against a loopback server (`tickets_registry`), and the package loading and row lookup the
-tests build their own registries with (`load_package`, `row_of`).
+package against a loopback server (`tickets_registry`), and the row lookup the tests build their own
+registries with (`row_of`; the packages themselves: `tests.support.runtime_env.load_package`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-import pytest
-from tests.support.runtime_env import GENERATED
+from tests.support.runtime_env import load_package
 
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 
@@ -23,15 +21,6 @@ SECRETS = {
 CURSOR_KEY = b"k" * 32
 
 READER = Actor.of("reader", ["ticket:read"])
-
-
-def load_package(api: str) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    folder = GENERATED / api
-    if not (folder / "policy.json").is_file():
-        pytest.skip(f"generated/{api} is not built")
-    policy: dict[str, Any] = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
-    catalog: list[Mapping[str, Any]] = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
-    return policy, catalog
 
 
 def row_of(policy: dict[str, Any], tool: str) -> dict[str, Any]:

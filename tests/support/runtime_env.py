@@ -1,11 +1,14 @@
-"""Shared paths, actors and calls for the runtime tests (against the tickets package)."""
+"""Shared paths, actors and calls for the runtime tests (against the tickets package), and the
+committed packages as a registry takes them (`load_package`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp.types import CallToolResult, TextContent
 
 from toolgen.runtime import Actor, CallResult, Registry
@@ -21,6 +24,17 @@ def mcp_json(result: CallToolResult) -> Any:
     block = result.content[0]
     assert isinstance(block, TextContent), block
     return json.loads(block.text)
+
+
+def load_package(api: str) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """The committed package ``generated/<api>``'s (policy.json, mcp.json), as a `Registry` takes
+    them; skips the test when it is not built."""
+    folder = GENERATED / api
+    if not (folder / "policy.json").is_file():
+        pytest.skip(f"generated/{api} is not built")
+    policy: dict[str, Any] = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+    catalog: list[Mapping[str, Any]] = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
+    return policy, catalog
 
 
 def tickets_dir() -> Path:

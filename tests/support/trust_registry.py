@@ -8,16 +8,16 @@ fault server answers with (`ticket_body`, `followup_body`).
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.fault_server import FaultServer, Received, preview_mismatches
+from tests.support.fault_server import FaultServer, Received
+from tests.support.preview_compare import preview_mismatches
 from tests.support.records import record_arguments
-from tests.support.runtime_env import GENERATED
+from tests.support.runtime_env import load_package
 
 from toolgen.runtime import (
     Actor,
@@ -47,15 +47,6 @@ FOLLOWUP_ARGS: dict[str, Any] = {
 
 # --------------------------------------------------------------------------------------------------
 # building registries over the committed packages
-
-
-def load_package(api: str) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    folder = GENERATED / api
-    if not (folder / "policy.json").is_file():
-        pytest.skip(f"generated/{api} is not built")
-    policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
-    catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
-    return policy, catalog
 
 
 def api_base(policy: dict[str, Any], server_base: str) -> str:

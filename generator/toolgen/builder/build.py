@@ -43,7 +43,9 @@ from ..review.lint import LintInput, LintSettings, apply_severity, lint_api, pre
 from ..search.dense_index import DenseModel, pinned_embedder
 from ..search.dense_sidecar import SIDECAR_FILE
 from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha256
+from ..search.vector_index import Embedder
 from .cache import Cache
+from .dense_cache import CachedEmbedder, dense_embedder
 from .incremental import (
     BuildPieces,
     build_pieces,
@@ -427,6 +429,7 @@ def _build_rest(  # noqa: PLR0913
         _relocated(sink.sorted(), spec_display_in_messages, spec_where), intents.display, intent_display
     )
     t2 = time.perf_counter()
+    embedder = dense_embedder(cache, options.dense) if options.dense is not None else None
     files, catalogs, sizes = emit_files(
         ir,
         emit,
@@ -438,12 +441,15 @@ def _build_rest(  # noqa: PLR0913
         semantic_search=options.semantic_search,
         registry=options.registry,
         dense=options.dense,
+        embedder=embedder,
     )
     pieces.save()
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
     computed = pieces.computed() | ({"catalog": memo.computed} if memo is not None else {})
+    if isinstance(embedder, CachedEmbedder):
+        computed["embedding"] = embedder.computed
     return ApiBuild(
         api,
         out,
@@ -497,6 +503,7 @@ def emit_files(  # noqa: PLR0913
     semantic_search: str | None = None,
     registry: RegistryListing | None = None,
     dense: DenseModel | None = None,
+    embedder: Embedder | None = None,
 ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
@@ -509,7 +516,9 @@ def emit_files(  # noqa: PLR0913
     of the API; with it and the ``registry`` artifact, ``server.json`` (`toolgen.emit.server_json`), checked
     against the registry's published schema (a refusal is a toolgen bug: the listing was checked when the
     project was read). `dense`: the pinned model of ``search: {semantic: onnx}``: ``search.json`` names
-    it and ``search.vectors`` holds the documents' vectors (`toolgen.search.dense_index.dense_files`)."""
+    it and ``search.vectors`` holds the documents' vectors (`toolgen.search.dense_index.dense_files`),
+    embedded by `embedder` (the pinned model behind the build cache: `toolgen.builder.dense_cache`;
+    None: the pinned model)."""
     pieces = pieces or build_pieces(None)
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
@@ -538,7 +547,7 @@ def emit_files(  # noqa: PLR0913
             semantic=semantic_search if dense is None else None,
         )
         if dense is not None:
-            files[SIDECAR_FILE] = dense_search(search, dense)
+            files[SIDECAR_FILE] = dense_search(search, dense, embedder)
         files["search.json"] = json_bytes(search, pieces.json)
     if "policy" in emit:
         files["POLICY.md"] = policy_markdown(ir, table).encode("utf-8")

@@ -33,7 +33,8 @@ import click
 
 from ..runtime.errors import ToolError
 from ..runtime.stores.approvals import DEFAULT_APPROVAL_TTL_S, MAX_APPROVAL_TTL_S
-from .call import RECEIPTS_HELP, open_registry
+from .call import open_registry
+from .options import RECEIPTS_HELP
 from .terminal import terminal_safe
 
 

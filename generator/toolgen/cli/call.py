@@ -55,12 +55,7 @@ from ..runtime.stores import (
     SqliteReceiptStore,
     receipts_from_url,
 )
-
-RECEIPTS_HELP = (
-    "Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB or "
-    "postgresql://HOST/DB (shared by many workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3)."
-)
-
+from .options import actor_options, registry_options
 
 _QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
@@ -318,10 +313,7 @@ def _read_args(value: str) -> object:
     show_default=True,
     help="Tool arguments as a JSON object; '-' reads stdin, '@FILE' reads a file.",
 )
-@click.option("--scopes", default=None, help="Comma-separated scopes the actor holds (env: TOOLGEN_SCOPES).")
-@click.option(
-    "--actor", "actor_id", default="cli", show_default=True, help="Actor id for audit and receipts."
-)
+@actor_options("cli", "Comma-separated scopes the actor holds (env: TOOLGEN_SCOPES).")
 @click.option("--approve", "preview_id", default=None, help="An approved preview_id (record tools).")
 @click.option(
     "--approval-id",
@@ -329,14 +321,7 @@ def _read_args(value: str) -> object:
     help="Id of this approval: an approval is spent on one action; a second approval of the same "
     "preview needs its own id.",
 )
-@click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
-@click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
-@click.option(
-    "--audit-log",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Append audit events as JSON lines to this file.",
-)
+@registry_options
 @click.option(
     "--dialect",
     type=click.Choice(names()),

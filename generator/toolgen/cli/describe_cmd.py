@@ -9,7 +9,7 @@ equal the recorded one; nothing is sent). Output: the intent map rewritten in pl
 each drafted intent's `examples` / `use_when` / `not_for` added and a ``# decide [examples-unreviewed]``
 mark above it (`toolgen.scaffold.describe`); what was drafted, left alone and dropped, printed on
 stderr. Without a writer nothing is drafted and the command says so (exit 0). ``--record FILE`` keeps
-every exchange. Exit codes: 0 ok · 2 bad input (map, spec, arguments, missing key or SDK, a replay
+every exchange (replacing the file atomically, as the map; a symbolic link is refused). Exit codes: 0 ok · 2 bad input (map, spec, arguments, missing key or SDK, a replay
 that differs, a writer that failed: nothing written) · 3 internal error.
 """
 
@@ -32,6 +32,7 @@ from ..diagnostics import display_path
 from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
+from .options import endpoint_options, model_options, stacked
 from .terminal import terminal_safe
 
 _BOM = "\ufeff"
@@ -67,23 +68,11 @@ class WriterChoice:
 
 
 def writer_options(func: F) -> F:
-    """The writer's options, shared by `toolgen describe` and `toolgen init --describe`."""
-    options = [
-        click.option(
-            "--provider",
-            type=click.Choice(PROVIDERS),
-            default=None,
-            help="The provider whose model drafts the expansions (as `toolgen eval run`).",
-        ),
-        click.option("--model", default=None, help="Model name as the provider spells it."),
-        click.option(
-            "--base-url", default=None, help="Provider endpoint (needed for openai-compatible servers)."
-        ),
-        click.option(
-            "--api-key-env",
-            default=None,
-            help="Environment variable holding the API key (default per provider).",
-        ),
+    """The writer's options, shared by `toolgen describe` and `toolgen init --describe`: the
+    provider's (as `toolgen eval run` takes them), then the recording's."""
+    return stacked(
+        model_options("The provider whose model drafts the expansions (as `toolgen eval run`)."),
+        endpoint_options,
         click.option(
             "--record",
             type=click.Path(path_type=Path),
@@ -96,15 +85,12 @@ def writer_options(func: F) -> F:
             default=None,
             help="Answer every request from this recorded file; sends nothing to a provider.",
         ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    )(func)
 
 
 def describe_options(func: F) -> F:
     """The bounds of a describe run (`toolgen.scaffold.describe.DescribeOptions`)."""
-    options = [
+    return stacked(
         click.option(
             "--max-tools",
             type=click.IntRange(min=1),
@@ -129,10 +115,7 @@ def describe_options(func: F) -> F:
         click.option(
             "--replace", is_flag=True, help="Draft tools that already have expansions too, replacing them."
         ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    )(func)
 
 
 @click.command("describe")
@@ -224,10 +207,10 @@ def run_describe(
     _check_record(command, choice, {"intent map": saved.path, "spec": spec_path})
     if not choice.configured:
         plan = plan_describe(doc, loaded, options)
-        lacking = len(plan.todo) + len(plan.later)
+        lacking = [t.tool for t in plan.todo] + [t.key for t in plan.toolsets] + plan.later
         click.echo(
             f"{command}: no writer configured (--provider and --model, or --replay FILE): nothing drafted; "
-            f"{lacking:,} intent{'s' if lacking != 1 else ''} of {shown} lack search expansions.",
+            f"{_counted(lacking)} of {shown} lack search expansions.",
             err=True,
         )
         return
@@ -245,31 +228,57 @@ def run_describe(
         from ..evals.writers import Cassette
 
         writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
-        try:
-            Cassette(
-                str(writer_info[0]),
-                str(writer_info[1]),
-                _without_userinfo(choice.base_url),
-                [_redacted(e, redact) for e in getattr(transport, "exchanges", [])],
-            ).write(choice.record)
-        except OSError as exc:
-            _fail(command, f"cannot write the recording --record {choice.record}: {exc.strerror or exc}")
+        recording = Cassette(
+            str(writer_info[0]),
+            str(writer_info[1]),
+            _without_userinfo(choice.base_url),
+            [_redacted(e, redact) for e in getattr(transport, "exchanges", [])],
+        )
+        _write_recording(command, choice.record, recording.text().encode("utf-8"))
     if result.text != saved.text:
         _write_saved(command, saved, result.text)
     _report(command, shown, result)
 
 
 def _check_record(command: str, choice: WriterChoice, inputs: dict[str, Path]) -> None:
-    """Refuse a ``--record`` file that is a folder, or one of the run's inputs (the recording would
-    replace it), before anything is sent."""
+    """Refuse a ``--record`` file that is a symbolic link, a folder, or one of the run's inputs (the
+    recording would replace it), before anything is sent."""
     if choice.record is None:
         return
+    _refuse_link(command, choice.record)
     if choice.record.is_dir():
         _fail(command, f"--record {choice.record} is a folder: name a JSON file to record into")
     target = os.path.realpath(choice.record)
     for what, path in inputs.items():
         if target == os.path.realpath(path):
             _fail(command, f"--record {choice.record} is the {what} this run reads: name another file")
+
+
+def _refuse_link(command: str, record: Path) -> None:
+    if record.is_symlink():
+        _fail(
+            command,
+            f"--record {record} is a symbolic link: name the file itself (a recording replaces the "
+            "file it names, never the one a link points to)",
+        )
+
+
+def _write_recording(command: str, record: Path, data: bytes) -> None:
+    """Replace the recording `record` with `data` atomically (`_replace_file`): an existing one keeps
+    its mode, a new one gets a new file's (0666 less the umask); a symbolic link, also one made while
+    the writer drafted, is refused (exit 2, nothing written)."""
+    _refuse_link(command, record)
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(record.stat().st_mode)
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        _replace_file(record, data, mode)
+    except OSError as exc:
+        _fail(command, f"cannot write the recording --record {record}: {exc.strerror or exc}")
 
 
 @dataclass(frozen=True)
@@ -335,15 +344,22 @@ def _replace_unchanged(command: str, saved: SavedMap, data: bytes, shown: str) -
             command,
             f"{shown} changed while the writer drafted (another run or an editor saved it): run again",
         )
-    mode = stat.S_IMODE(saved.path.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(dir=saved.path.parent, prefix=f".{saved.path.name}.", suffix=".tmp")
+    _replace_file(saved.path, data, stat.S_IMODE(saved.path.stat().st_mode))
+
+
+def _replace_file(path: Path, data: bytes, mode: int) -> None:
+    """Replace `path` with a file holding `data`, with permission bits `mode`, atomically: a new file
+    in the same folder, written and flushed to disk (``fsync``), renamed over `path` (``os.replace``:
+    a reader sees the old file or the new one, never a part; a symbolic link at `path` is replaced,
+    never followed). Raises `OSError`; the new file is removed when anything fails."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, saved.path)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -452,13 +468,21 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str
         raise
 
 
+def _counted(keys: list[str]) -> str:
+    """``N intents`` (and ``and M toolsets`` when some of `keys` name one: ``toolsets.NAME``)."""
+    sets = sum(1 for k in keys if k.startswith("toolsets."))
+    tools = len(keys) - sets
+    text = f"{tools:,} intent{'s' if tools != 1 else ''}"
+    return text + (f" and {sets:,} toolset{'s' if sets != 1 else ''}" if sets else "")
+
+
 def _report(command: str, shown: str, result: Any) -> None:
     plan = result.plan
     drafted = sorted(result.drafted)
     echo = click.echo
     echo(
-        f"{command}: {shown}: drafted search expansions for {len(drafted):,} intent"
-        f"{'s' if len(drafted) != 1 else ''} in {result.requests:,} request{'s' if result.requests != 1 else ''}"
+        f"{command}: {shown}: drafted search expansions for {_counted(drafted)}"
+        f" in {result.requests:,} request{'s' if result.requests != 1 else ''}"
         + (f": {_names(drafted)}" if drafted else "")
         + ".",
         err=True,

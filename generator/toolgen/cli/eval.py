@@ -37,11 +37,12 @@ import click
 from ..evals.draft import draft_tasks
 from ..evals.from_audit import draft_from_audit, failed_calls
 from ..evals.outcomes import RunResults
-from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
+from ..evals.provider_names import KEY_ENV, SDK_MODULES
 from ..evals.report import dumps, report_json, report_markdown
 from ..evals.tasks import dump_tasks, load_tasks
 from .call import package_folder
 from .exits import EXTRA_HINT, guarded
+from .options import endpoint_options, model_options
 from .terminal import terminal_safe
 
 
@@ -146,8 +147,7 @@ def from_audit_command(api_or_dir: str, audit_log: Path, out: Path | None, force
 
 @eval_group.command("run")
 @click.argument("api_or_dir")
-@click.option("--provider", type=click.Choice(PROVIDERS), default=None, help="Provider wire format and SDK.")
-@click.option("--model", default=None, help="Model name as the provider spells it.")
+@model_options("Provider wire format and SDK.")
 @click.option(
     "--runs", type=click.IntRange(min=1), default=5, show_default=True, help="Repeated runs of every task."
 )
@@ -158,10 +158,7 @@ def from_audit_command(api_or_dir: str, audit_log: Path, out: Path | None, force
     default=None,
     help="Task file (default: evals/<api>.yaml).",
 )
-@click.option("--base-url", default=None, help="Provider endpoint (needed for openai-compatible servers).")
-@click.option(
-    "--api-key-env", default=None, help="Environment variable holding the API key (default per provider)."
-)
+@endpoint_options
 @click.option(
     "--upstream",
     default=None,

@@ -69,8 +69,9 @@ from ..runtime.serving.search_tools import has_deferred, index_warnings
 from ..runtime.serving.workers import supervise
 from ..runtime.stores import DEFAULT_RECEIPTS_PATH, MemoryReceiptStore, receipts_scheme
 from ..runtime.telemetry import export_asked, install_sdk
-from .call import RECEIPTS_HELP, open_registry, startup_warnings
+from .call import open_registry, startup_warnings
 from .exits import EXTRA_HINT
+from .options import actor_options, registry_options
 
 SEARCH_TOOL_CHOICES = {"auto": None, "always": True, "never": False}
 
@@ -92,22 +93,10 @@ def parse_address(value: str) -> tuple[str, int]:
 
 @click.command("serve")
 @click.argument("api_or_dir")
-@click.option(
-    "--scopes",
-    default=None,
-    help="Comma-separated scopes of the served actor over stdio or --no-auth (env: TOOLGEN_SCOPES).",
+@actor_options(
+    "mcp", "Comma-separated scopes of the served actor over stdio or --no-auth (env: TOOLGEN_SCOPES)."
 )
-@click.option(
-    "--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts."
-)
-@click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
-@click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
-@click.option(
-    "--audit-log",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Append audit events as JSON lines to this file.",
-)
+@registry_options
 @click.option(
     "--http",
     "http_address",

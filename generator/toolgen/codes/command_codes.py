@@ -19,7 +19,9 @@ _code(
     "build",
     summary=(
         "An output folder would lose data: it is a file, holds (or is) an input or the working "
-        "directory, overlaps another output, or holds files toolgen does not write."
+        "directory, overlaps another output (also once case and Unicode normalisation are folded, as "
+        "macOS and Windows fold them), holds files toolgen does not write, or has a name Windows cannot "
+        "hold (`CON`, `a:b`)."
     ),
     fix="Choose another `out:` as the hint says (toolgen replaces its output folders whole).",
 )
@@ -204,4 +206,46 @@ _code(
     "policy",
     summary="A `policy.json` breaks the policy format (a member missing, unknown or of the wrong type).",
     fix="Rebuild it with this toolgen (`toolgen build`).",
+)
+
+# toolgen serve --http: why a caller's access token was refused (the 401's `code`)
+_code(
+    "token-not-access-token",
+    "error",
+    "serve",
+    summary=(
+        "A bearer token is not a JWT access token: its header's `typ` is not `at+jwt` (RFC 9068 §4), "
+        "or, with `typ: any`, it carries an ID token's `nonce`, `at_hash` or `c_hash`; answered 401 "
+        "`invalid_token`."
+    ),
+    fix=(
+        "Present the access token the authorization server issued for this server's `resource`, never "
+        "an ID token; for an authorization server that does not set `typ: at+jwt`, set `typ: any` in "
+        "the authorization-server file."
+    ),
+)
+_code(
+    "token-key-unknown",
+    "error",
+    "serve",
+    summary=(
+        "A bearer token's `kid` names no key of the authorization server's JWKS that the server holds, "
+        "and no fetch could find it now (it failed or ran out of time, or one ran within "
+        "`min_refetch_s`); answered 401 `invalid_token`."
+    ),
+    fix=(
+        "Retry after the delay the description names; if the authorization server just rotated its keys "
+        "the next fetch finds the new one. Check that `jwks_uri` answers."
+    ),
+)
+_code(
+    "token-header-repeated",
+    "error",
+    "serve",
+    summary=(
+        "A request carries more than one `Authorization` header (a singleton field, RFC 9110 §5.3; "
+        "RFC 6750 §3.1 `invalid_request`): a proxy reading one and the server another would "
+        "authenticate two callers; answered 400 `invalid_request`, no token read."
+    ),
+    fix="Send exactly one `Authorization: Bearer <token>` header.",
 )

@@ -31,6 +31,7 @@ Stage = Literal[
     "diff",
     "eval",
     "policy",
+    "serve",
 ]
 RuleSource = Literal["lint", "build"]
 
@@ -53,6 +54,7 @@ STAGES: Mapping[Stage, tuple[str, str]] = MappingProxyType(
         "diff": ("toolgen diff", "docs/review.md#reading-toolgen-diff"),
         "eval": ("toolgen eval task files", "docs/eval.md#task-file"),
         "policy": ("Reading policy.json", "docs/generated-format.md#policyjson"),
+        "serve": ("Serving: callers' access tokens", "docs/runtime.md#the-authorization-server"),
     }
 )
 

@@ -189,13 +189,13 @@ class Cassette:
             data["exchanges"],
         )
 
-    def write(self, path: Path) -> None:
+    def text(self) -> str:
+        """The recording as the JSON text `read` reads (what ``--record`` writes)."""
         data = {
             "writer": {"provider": self.provider, "model": self.model, "base_url": self.base_url},
             "exchanges": self.exchanges,
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
 def _is_cassette(data: Any) -> bool:

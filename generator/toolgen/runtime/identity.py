@@ -11,10 +11,16 @@ every scope of the row's ``permission`` — the same rule the call path's permis
 MCP 2026-07-28 allows ``tools/list`` to vary with the authorization presented ("servers MAY return
 only the tools the caller's scopes permit"). Hiding never replaces the check: a hidden tool called
 by name is still refused with ``permission_denied`` on the call path.
+
+Who a caller is: a caller of an authorization server's access tokens is that issuer's subject,
+`issuer_caller_id` (``jwt:<iss>#<sub>``), never the bare ``sub`` (RFC 7519 §4.1.2: a subject is
+"locally unique in the context of the issuer"), so the limit buckets, stored previews, issued
+approvals, receipts and audit events this id keys stay apart between issuers sharing one store.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,16 +28,46 @@ from ..policy.format import PolicyRow
 from .errors import ToolError, make_error
 
 __all__ = [
+    "ISSUER_CALLER_PREFIX",
     "filter_catalog",
     "is_deferred",
+    "issuer_caller_id",
     "missing_of",
     "missing_scopes",
     "permission_error",
     "permits",
     "required_scopes",
     "scope_set",
+    "split_caller_id",
     "tool_entry_name",
 ]
+
+#: The prefix of every issuer-bound caller id (`issuer_caller_id`); reserved: an id given any other
+#: way (a token file's actor, a verifier that names no issuer) may not begin with it.
+ISSUER_CALLER_PREFIX = "jwt:"
+_ESCAPED = re.compile("%2[35]")
+
+
+def issuer_caller_id(issuer: str, subject: str) -> str:
+    """The caller id of `subject` (a token's ``sub``) of the authorization server `issuer` (its
+    ``iss``, exactly as the token carries it: RFC 8414 §3.3 compares issuers as strings):
+    ``"jwt:" + issuer + "#" + subject``, where the issuer's ``%`` and ``#`` are written ``%25`` and
+    ``%23``. The first ``#`` after the prefix ends the issuer (an issuer has no fragment, RFC 8414
+    §2, so it reads as itself); the subject follows verbatim. No two (issuer, subject) pairs give
+    one id (`split_caller_id` is the inverse). Raises `ValueError` for an empty issuer or subject."""
+    if not issuer or not subject:
+        raise ValueError("a caller id needs a non-empty issuer and subject")
+    return ISSUER_CALLER_PREFIX + issuer.replace("%", "%25").replace("#", "%23") + "#" + subject
+
+
+def split_caller_id(caller_id: str) -> tuple[str, str] | None:
+    """The (issuer, subject) of an id `issuer_caller_id` made, or None for any other id."""
+    if not caller_id.startswith(ISSUER_CALLER_PREFIX):
+        return None
+    issuer, separator, subject = caller_id[len(ISSUER_CALLER_PREFIX) :].partition("#")
+    if not separator or not issuer or not subject:
+        return None
+    return _ESCAPED.sub(lambda m: "#" if m.group() == "%23" else "%", issuer), subject
 
 
 def scope_set(scopes: str | Iterable[str]) -> frozenset[str]:

@@ -8,6 +8,9 @@ intent's key (`toolgen.review.lint.marks`: `toolgen lint` reports it until a hum
 tool of an `include` group has no block of its own: its requests become an entry of the top-level
 `examples:` (operationId or ``METHOD /path`` -> requests, a double-quoted key), added after that
 mapping's last entry (or as a new mapping at the end of the map), each entry marked the same way.
+A toolset's drafted `examples` go into its block under `toolsets:` as an intent's do, marked above
+the toolset's key; a toolset written as a one-line flow mapping (as `toolgen init` drafts them:
+``name: {description: ..., loading: deferred}``) gets ``, examples: [...]`` before its closing brace.
 
 Why text and not a YAML dump: ruamel.yaml's round trip keeps comments but re-flows a user's wrapped
 flow sequences; a splice changes nothing it does not add. The text is found through the round-trip
@@ -117,11 +120,12 @@ def _content_end(lines: list[str], start: int, stop: int, child_indent: int) -> 
     return end
 
 
-def _block_bounds(root: Any, line_count: int) -> dict[str, tuple[int, int]]:
-    """Intent key -> (its key's line, the line where the next intent or top-level key starts), 0-based."""
-    tools = root["tools"]
+def _block_bounds(root: Any, section: str, line_count: int) -> dict[str, tuple[int, int]]:
+    """Key of an entry of `section` (``tools`` or ``toolsets``) -> (its key's line, the line where the
+    next entry or top-level key starts), 0-based."""
+    tools = root[section]
     top = sorted(root.lc.key(k)[0] for k in _own(root))
-    tools_line = root.lc.key("tools")[0]
+    tools_line = root.lc.key(section)[0]
     tools_end = next((n for n in top if n > tools_line), line_count)
     starts = sorted((tools.lc.key(k)[0], str(k)) for k in _own(tools))
     return {
@@ -164,14 +168,18 @@ def _edit_intent(
         first = members[i][0]
         after = members[i + 1][0] if i + 1 < len(members) else end
         del out[first : _content_end(out, first, after, child_indent)]
-    if mark is not None:
-        above = out[key_line - 1] if key_line > 0 else ""
-        if f"# decide [{EXAMPLES_UNREVIEWED.id}]" not in above:
-            out.insert(
-                key_line,
-                f"{' ' * _indent(out[key_line])}# decide [{EXAMPLES_UNREVIEWED.id}]: {mark}{newline}",
-            )
-    return out
+    return _marked(out, key_line, mark)
+
+
+def _marked(lines: list[str], key_line: int, mark: str | None) -> list[str]:
+    """`lines` with the review mark above line `key_line` (an entry's key), unless one is there."""
+    above = lines[key_line - 1] if key_line > 0 else ""
+    if mark is not None and f"# decide [{EXAMPLES_UNREVIEWED.id}]" not in above:
+        newline = _newline(lines[key_line])
+        lines.insert(
+            key_line, f"{' ' * _indent(lines[key_line])}# decide [{EXAMPLES_UNREVIEWED.id}]: {mark}{newline}"
+        )
+    return lines
 
 
 def _entry_lines(ref: str, texts: list[str], pad: str, mark: str | None, newline: str) -> list[str]:
@@ -208,34 +216,43 @@ def _edit_examples(
     return out
 
 
-def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]]) -> Any:
+#: an edit of an entry's block: (``tools`` or ``toolsets``, the entry's key) -> the fields written
+Edits = Mapping[tuple[str, str], Mapping[str, Any]]
+
+
+def _shown_key(section: str, key: str) -> str:
+    """How a drafted entry is named to the caller: an intent by its key, a toolset ``toolsets.KEY``."""
+    return key if section == "tools" else f"{section}.{key}"
+
+
+def _expected(old: Any, edits: Edits, entries: Mapping[str, list[str]]) -> Any:
     new = copy.deepcopy(old)
-    for key, fields in edits.items():
-        new["tools"][key].update(copy.deepcopy(dict(fields)))
+    for (section, key), fields in edits.items():
+        new[section][key].update(copy.deepcopy(dict(fields)))
     if entries:
         new.setdefault("examples", {}).update(copy.deepcopy(dict(entries)))
     return new
 
 
-def _apply(
-    text: str,
-    root: Any,
-    edits: Mapping[str, Mapping[str, Any]],
-    entries: Mapping[str, list[str]],
-    mark: str | None,
-) -> str:
+def _apply(text: str, root: Any, edits: Edits, entries: Mapping[str, list[str]], mark: str | None) -> str:
     lines = _lines(text)
     doc_end = _document_end(lines)
-    regions: list[tuple[int, str]] = []  # (first line, intent key or "" for the top-level examples)
-    bounds: dict[str, tuple[int, int]] = {}
-    if edits:
-        bounds = _block_bounds(root, doc_end)
-        regions += [(bounds[key][0], key) for key in edits]
+    # (first line, (section, key) of an entry, or None for the top-level examples)
+    regions: list[tuple[int, tuple[str, str] | None]] = []
+    bounds: dict[str, dict[str, tuple[int, int]]] = {}
+    for section in sorted({section for section, _ in edits}):
+        bounds[section] = _block_bounds(root, section, doc_end)
+    regions += [(bounds[section][key][0], (section, key)) for section, key in edits]
     if entries:
-        regions.append((root.lc.key("examples")[0] if "examples" in root else doc_end, ""))
-    for _, key in sorted(regions, reverse=True):  # bottom up: the lines above a region stay put
-        if key:
-            lines = _edit_intent(lines, root["tools"][key], bounds[key], edits[key], mark)
+        regions.append((root.lc.key("examples")[0] if "examples" in root else doc_end, None))
+    for _, at in sorted(regions, key=lambda r: r[0], reverse=True):  # bottom up: lines above stay put
+        if at is not None:
+            section, key = at
+            node = root[section][key]
+            if _block(node):
+                lines = _edit_intent(lines, node, bounds[section][key], edits[at], mark)
+            else:
+                lines = _edit_flow(lines, node, bounds[section][key][0], edits[at], mark)
         else:
             lines = _edit_examples(lines, root, entries, mark, doc_end)
     return "".join(lines)
@@ -248,15 +265,111 @@ def _same(text: str, expected: Any) -> bool:
         return False
 
 
+def _plan_blocks(
+    root: Any,
+    section: str,
+    drafts: Mapping[str, Expansion],
+    replace: bool,
+    skipped: dict[str, str],
+    lines: list[str] | None = None,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """(`section`, key) -> the fields to write into that entry's block; an entry that is not a block
+    mapping of its own (nor, under ``toolsets``, a one-line flow mapping of the map's `lines`) goes
+    into `skipped`."""
+    entries = root.get(section)
+    edits: dict[tuple[str, str], dict[str, Any]] = {}
+    what = "intent" if section == "tools" else "toolset"
+    for key, draft in drafts.items():
+        node = entries.get(key) if entries is not None and _block(entries) else None
+        if node is not None and key not in _own(entries):
+            skipped[_shown_key(section, key)] = (
+                f"its {what} is merged into `{section}:` from elsewhere (write its expansions by hand)"
+            )
+            continue
+        flow = lines is not None and _one_line_flow(entries, key, lines)
+        if not _block(node) and not flow:
+            skipped[_shown_key(section, key)] = (
+                f"its {what} is not a block mapping"
+                + (" nor a one-line flow mapping" if lines is not None else "")
+                + " (write its expansions by hand)"
+            )
+            continue
+        fields = _written(node, draft.fields(), replace)
+        if flow and set(fields) & set(node or ()):
+            skipped[_shown_key(section, key)] = (
+                f"its {what} is a flow mapping that has them already (replace them by hand)"
+            )
+            continue
+        if fields:
+            edits[(section, key)] = fields
+    return edits
+
+
+def _one_line_flow(entries: Any, key: str, lines: list[str]) -> bool:
+    """Whether the entry `key` of `entries` is a non-empty flow mapping on its key's line alone."""
+    node = entries.get(key)
+    fa, at = getattr(node, "fa", None), getattr(node, "lc", None)
+    line = entries.lc.key(key)[0]
+    return (
+        isinstance(node, dict)
+        and bool(node)
+        and fa is not None
+        and at is not None
+        and fa.flow_style()
+        and at.line == line
+        and line < len(lines)
+        and _flow_end(lines[line], at.col) is not None
+    )
+
+
+def _flow_end(line: str, start: int) -> int | None:
+    """The index in `line` of the ``}`` closing the flow mapping whose ``{`` is at `start`, or None
+    when it does not close on this line. A quote opens a quoted scalar only where a scalar starts."""
+    depth, quote, i = 0, "", start
+    while i < len(line):
+        c = line[i]
+        if quote:
+            escaped = c == "\\" if quote == '"' else c == "'" and line[i + 1 : i + 2] == "'"
+            if escaped:  # a backslash escape, or a doubled single quote: skip the next character
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'" and line[:i].rstrip()[-1:] in ("{", "[", ",", ":"):
+            quote = c
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return i if c == "}" else None
+        i += 1
+    return None
+
+
+def _edit_flow(
+    lines: list[str], node: Any, key_line: int, fields: Mapping[str, Any], mark: str | None
+) -> list[str]:
+    """`lines` with `fields` added inside a one-line flow mapping, before its closing brace (nothing
+    changed when the brace is not on the line: the caller's read-back then leaves the entry out)."""
+    out = list(lines)
+    line = out[key_line]
+    end = _flow_end(line, node.lc.col)
+    if end is None:
+        return out
+    added = "".join(f", {name}: {json.dumps(value, ensure_ascii=False)}" for name, value in fields.items())
+    out[key_line] = line[:end].rstrip(" ") + added + line[end:]
+    return _marked(out, key_line, mark)
+
+
 def _plan(
     root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], replace: bool
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str]]:
-    """(intent key -> fields to write, operation reference -> requests, intent key -> why not written)."""
-    tools = root.get("tools") if isinstance(root, dict) else None
+) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[str, list[str]], dict[str, str]]:
+    """((``tools``, intent key) -> fields to write, operation reference -> requests, intent key -> why
+    not written)."""
     examples = root.get("examples", {}) if isinstance(root, dict) else None
-    edits: dict[str, dict[str, Any]] = {}
     entries: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
+    own: dict[str, Expansion] = {}
     for key, draft in drafts.items():
         if key in refs:
             writable = _block(examples) and bool(_own(examples))
@@ -269,17 +382,8 @@ def _plan(
             elif draft.examples:
                 entries[refs[key]] = list(draft.examples)
             continue
-        node = tools.get(key) if tools is not None and _block(tools) else None
-        if node is not None and key not in _own(tools):
-            skipped[key] = "its intent is merged into `tools:` from elsewhere (write its expansions by hand)"
-            continue
-        if not _block(node):
-            skipped[key] = "its intent is not a block mapping (write its expansions by hand)"
-            continue
-        fields = _written(node, draft.fields(), replace)
-        if fields:
-            edits[key] = fields
-    return edits, entries, skipped
+        own[key] = draft
+    return _plan_blocks(root, "tools", own, replace, skipped), entries, skipped
 
 
 def splice(
@@ -289,27 +393,33 @@ def splice(
     *,
     replace: bool = False,
     refs: Mapping[str, str] | None = None,
+    toolsets: Mapping[str, Expansion] | None = None,
 ) -> tuple[str, dict[str, str]]:
     """`text` with the `drafts` written and each draft marked (`mark`: the mark's text; None: no mark),
     and the drafts not written with why (see the module docstring). A draft whose key `refs` maps to
     an operation reference (a tool of an `include` group) is written as that reference's entry of the
     top-level `examples:` (its requests only); any other is an intent of `tools:`, where, without
-    `replace`, a field the intent already has is kept."""
+    `replace`, a field the intent already has is kept. `toolsets`: drafts of toolsets by name (their
+    `examples` only), written into the toolsets' blocks the same way and, when not written, named
+    ``toolsets.NAME`` with why."""
+    toolsets = toolsets or {}
     root = read_yaml(text)
     if not isinstance(root, dict):
-        return text, dict.fromkeys(drafts, "the map is not a mapping")
+        why = "the map is not a mapping"
+        return text, {**dict.fromkeys(drafts, why), **{_shown_key("toolsets", k): why for k in toolsets}}
     old = plain_yaml(root)
     edits, entries, skipped = _plan(root, drafts, refs or {}, replace)
+    edits.update(_plan_blocks(root, "toolsets", toolsets, replace, skipped, _lines(text)))
     new = _apply(text, root, edits, entries, mark)
     if _same(new, _expected(old, edits, entries)):
         return new, skipped
-    kept: dict[str, dict[str, Any]] = {}
-    for key in sorted(edits):  # one at a time: find the intents whose edit changes something else
-        trial = {**kept, key: edits[key]}
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
+    for at in sorted(edits):  # one at a time: find the entries whose edit changes something else
+        trial = {**kept, at: edits[at]}
         if _same(_apply(text, root, trial, {}, mark), _expected(old, trial, {})):
             kept = trial
         else:
-            skipped[key] = (
+            skipped[_shown_key(*at)] = (
                 "writing it into the text would change more than its expansions (an alias or a merge of "
                 "it, or a `|+` block scalar at its end): write its expansions by hand"
             )

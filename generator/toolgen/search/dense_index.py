@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .dense_sidecar import SIDECAR_FILE, SidecarError, decode, dense_texts, documents_sha256, encode
+from .dense_check import REBUILD, DenseProblem, checked_sidecar
+from .dense_sidecar import SIDECAR_FILE, dense_texts, documents_sha256, encode
 from .onnx_embedder import MAX_TOKENS, DenseModelError, DenseUnavailable, OnnxEmbedder, dense_modules
 from .vector_index import Embedder
 
@@ -57,7 +58,6 @@ _LOG = logging.getLogger("toolgen.search")
 _WARNED: set[str] = set()
 _LOCK = threading.Lock()
 _EMBEDDERS: dict[tuple[str, str, str], OnnxEmbedder] = {}
-_HEX = frozenset("0123456789abcdef")
 
 
 def warn_once(message: str) -> None:
@@ -120,16 +120,6 @@ def is_dense(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("embedder") == DENSE_NAME
 
 
-def _pin(value: Any) -> tuple[str, str] | None:
-    """(path, sha256) of a ``model`` / ``tokenizer`` member, or None when malformed."""
-    if not isinstance(value, Mapping):
-        return None
-    path, sha = value.get("path"), value.get("sha256")
-    if not (isinstance(path, str) and path and isinstance(sha, str) and len(sha) == 64 and set(sha) <= _HEX):
-        return None
-    return path, sha
-
-
 def pinned_embedder(
     model: Path, model_sha256: str, tokenizer: Path, tokenizer_sha256: str, max_tokens: int = MAX_TOKENS
 ) -> OnnxEmbedder:
@@ -151,62 +141,43 @@ def load_dense(
     value: Mapping[str, Any],
     documents: Sequence[Mapping[str, Any]],
     embedder: Embedder | None = None,
-) -> tuple[DenseIndex | None, str | None]:
+) -> tuple[DenseIndex | None, DenseProblem | None]:
     """(the dense index of the package in `folder`, None) or (None, why there is none): `value` is
     the ``semantic`` value of its ``search.json`` (`is_dense`), `documents` its documents. The
-    sidecar must hold one vector per document, made from these documents' texts by the model and
-    tokenizer `value` pins; the model (`embedder` when it has the pinned name, else the files `value`
-    names, relative to `folder`, checked against their hashes) must embed to the sidecar's width.
-    Never raises."""
-    model, tokenizer = _pin(value.get("model")), _pin(value.get("tokenizer"))
-    max_tokens = value.get("max_tokens")
-    if (
-        model is None
-        or tokenizer is None
-        or value.get("vectors") != SIDECAR_FILE
-        or not isinstance(max_tokens, int)
-        or isinstance(max_tokens, bool)
-        or not 1 <= max_tokens <= 1 << 16
-    ):
-        return None, "search.json's semantic value is malformed"
-    digest = documents_sha256(dense_texts(documents))
-    if value.get("documents_sha256") != digest:
-        return None, "search.json's vectors were made from other documents than it holds"
+    sidecar must be one `toolgen.search.dense_check.checked_sidecar` serves (one vector per document,
+    made from these documents' texts by the model and tokenizer `value` pins, undamaged); the model
+    (`embedder` when it has the pinned name, else the files `value` names, relative to `folder`,
+    checked against their hashes) must embed to the sidecar's width. Never raises."""
     try:
         dense_modules()
     except DenseUnavailable as exc:
-        return None, str(exc)
+        return None, DenseProblem(str(folder / "search.json"), str(exc), "pip install -e '.[dense]'")
+    sidecar, problem = checked_sidecar(folder, value, documents)
+    if sidecar is None:
+        return None, problem
+    model, tokenizer = value["model"], value["tokenizer"]
     try:
-        sidecar = decode((folder / SIDECAR_FILE).read_bytes())
-    except OSError as exc:
-        return None, f"{SIDECAR_FILE} cannot be read ({exc.strerror or exc}): rebuild the package"
-    except SidecarError as exc:
-        return None, f"{SIDECAR_FILE} is refused: {exc}; rebuild the package"
-    header = sidecar.header
-    wanted = {
-        "count": len(documents),
-        "documents_sha256": digest,
-        "max_tokens": max_tokens,
-        "model_sha256": model[1],
-        "tokenizer_sha256": tokenizer[1],
-    }
-    if any(header.get(k) != v for k, v in wanted.items()):
-        return (
-            None,
-            f"{SIDECAR_FILE} was not made from this search.json's documents by its pinned model: rebuild",
-        )
-    try:
-        if embedder is None or embedder.name != f"onnx:{model[1]}:{tokenizer[1]}":
+        if embedder is None or embedder.name != f"onnx:{model['sha256']}:{tokenizer['sha256']}":
             embedder = pinned_embedder(
-                folder / model[0], model[1], folder / tokenizer[0], tokenizer[1], max_tokens
+                folder / model["path"],
+                model["sha256"],
+                folder / tokenizer["path"],
+                tokenizer["sha256"],
+                value["max_tokens"],
             )
         width = len(embedder.embed(["tool search"])[0])
     except (DenseModelError, DenseUnavailable) as exc:
-        return None, str(exc)
+        return None, DenseProblem(
+            str(folder / model["path"]),
+            str(exc),
+            "put the pinned model and tokenizer where search.json names them (toolgen never downloads "
+            "one), or rebuild the package with the model it should use",
+        )
     if sidecar.vectors.shape[0] and width != sidecar.vectors.shape[1]:
-        return (
-            None,
-            f"the model embeds {width} dimensions, {SIDECAR_FILE} holds {sidecar.vectors.shape[1]}: rebuild",
+        return None, DenseProblem(
+            str(folder / SIDECAR_FILE),
+            f"the model embeds {width} dimensions, it holds {sidecar.vectors.shape[1]}",
+            REBUILD,
         )
     return DenseIndex(sidecar.vectors, embedder), None
 
@@ -233,30 +204,85 @@ class DenseIndex:
         return self._vectors @ query
 
     def fuse(
-        self, query: str, ranked: list[tuple[float, str, int]], pick: Callable[[int], str | None], limit: int
+        self,
+        query: str,
+        ranked: list[tuple[float, str, int]],
+        pick: Callable[[int], str | None],
+        limit: int,
+        similarity: Any = None,
     ) -> list[tuple[float, str, int]]:
         """`ranked` (the lexical ranking: (-score, tool, rowid), rowid from 1) fused with the dense
         ranking of `query` by weighted reciprocal rank (module docstring): the same entries with the
         fused score, plus the `DENSE_DEPTH` (at least `limit`) nearest documents for which `pick(rowid)`
-        names a tool the caller may use. `ranked` unchanged when the model fails on `query`."""
-        similarity = self.similarity(query)
+        names a tool the caller may use. `ranked` unchanged when the model fails on `query`.
+        `similarity`: `similarity(query)` when the caller has it already."""
+        if similarity is None:
+            similarity = self.similarity(query)
         if similarity is None or not len(similarity):
             return ranked
+        return _fused(sorted(ranked), self.nearest(similarity, pick, limit))
+
+    def nearest(
+        self, similarity: Any, pick: Callable[[int], str | None], limit: int
+    ) -> list[tuple[int, str]]:
+        """(rowid, tool) of the `DENSE_DEPTH` (at least `limit`) documents nearest by `similarity` for
+        which `pick(rowid)` names a tool, nearest first (ties: the lower rowid first)."""
         np, _, _ = dense_modules()
-        scores: dict[int, float] = {}
-        tools: dict[int, str] = {}
-        for rank, (_, tool, rowid) in enumerate(sorted(ranked), 1):
-            scores[rowid] = 1.0 / (RRF_K + rank)
-            tools[rowid] = tool
-        depth, rank = max(DENSE_DEPTH, limit), 0
+        depth = max(DENSE_DEPTH, limit)
+        out: list[tuple[int, str]] = []
         for index in np.argsort(-similarity, kind="stable"):
             rowid = int(index) + 1
-            visible = tools.get(rowid) or pick(rowid)
-            if visible is None:
-                continue
-            rank += 1
-            tools[rowid] = visible
-            scores[rowid] = scores.get(rowid, 0.0) + DENSE_WEIGHT / (RRF_K + rank)
-            if rank >= depth:
-                break
-        return [(-round(score, 9), tools[rowid], rowid) for rowid, score in scores.items()]
+            visible = pick(rowid)
+            if visible is not None:
+                out.append((rowid, visible))
+                if len(out) >= depth:
+                    break
+        return out
+
+    def fuse_top(
+        self,
+        similarity: Any,
+        top: list[tuple[float, str, int]],
+        lexical: Callable[[int], bool] | None,
+        pick: Callable[[int], str | None],
+        limit: int,
+    ) -> list[tuple[float, str, int]] | None:
+        """What `fuse` gives for the first `limit` places, from the lexical ranking's first ``len(top)``
+        entries alone (`top`, in order), or None when that cannot be known from them. `lexical(rowid)`:
+        whether a document is a lexical hit at all (None: `top` holds every hit). A hit ranked below `top`
+        scores at most ``1 / (RRF_K + len(top) + 1)`` lexically, plus its dense share if it is among the
+        nearest: when that bound stays below the `limit`-th fused score known (with the rounding's margin),
+        no such document can take a place, and the known entries are the fusion's."""
+        nearest = self.nearest(similarity, pick, limit)
+        known = {rowid for _, _, rowid in top}
+        unknown = [
+            rank
+            for rank, (rowid, _) in enumerate(nearest, 1)
+            if rowid not in known and lexical is not None and lexical(rowid)
+        ]
+        fused = _fused(top, nearest)
+        if lexical is None:
+            return fused
+        missing = {nearest[rank - 1][0] for rank in unknown}
+        fused = [entry for entry in fused if entry[2] not in missing]
+        if len(fused) < limit:
+            return None
+        bound = 1.0 / (RRF_K + len(top) + 1) + (DENSE_WEIGHT / (RRF_K + min(unknown)) if unknown else 0.0)
+        return fused if bound + 1e-9 < -sorted(fused)[limit - 1][0] else None
+
+
+def _fused(
+    ordered: list[tuple[float, str, int]], nearest: list[tuple[int, str]]
+) -> list[tuple[float, str, int]]:
+    """Weighted reciprocal rank fusion (module docstring) of the lexical ranking `ordered` (best first)
+    and the dense one `nearest` ((rowid, tool), nearest first): (-fused score rounded, tool, rowid) of
+    every document of either."""
+    scores: dict[int, float] = {}
+    tools: dict[int, str] = {}
+    for rank, (_, tool, rowid) in enumerate(ordered, 1):
+        scores[rowid] = 1.0 / (RRF_K + rank)
+        tools[rowid] = tool
+    for rank, (rowid, tool) in enumerate(nearest, 1):
+        tools[rowid] = tool
+        scores[rowid] = scores.get(rowid, 0.0) + DENSE_WEIGHT / (RRF_K + rank)
+    return [(-round(score, 9), tools[rowid], rowid) for rowid, score in scores.items()]

@@ -8,21 +8,25 @@ same model (what ``toolgen build --check`` compares).
 
 Layout (all integers little-endian)::
 
-    b"TOOLGEN-VECTORS 1\\n"                  the magic (18 bytes)
+    b"TOOLGEN-VECTORS 2\\n"                  the magic (18 bytes; 1 was the format without vectors_sha256)
     u32 H, then H bytes                     the header: UTF-8 JSON, keys sorted, no spaces
     f32 × count                             each vector's scale
     i8 × count × dimensions                 the vectors, row by row
 
 The header is ``{"count", "dimensions", "documents_sha256", "max_tokens", "model_sha256",
-"quantisation": "int8-per-vector", "tokenizer_sha256"}``. Quantisation is per vector: the scale of a
+"quantisation": "int8-per-vector", "tokenizer_sha256", "vectors_sha256"}``: ``vectors_sha256`` is the
+SHA-256 of the bytes after the header (the scales and the vectors), so a bit flipped anywhere in the
+file is refused by `decode` (in the header, by its JSON or by a pin that no longer matches
+``search.json``'s), never read as a vector. Quantisation is per vector: the scale of a
 vector ``v`` is ``max|v_i| / 127`` and its components are ``round(v_i / scale)``, so a component is
 read back within ``scale / 2`` of its value (at most 1/254 for a unit vector), and the vector
 within ``sqrt(dimensions) × scale / 2`` in L2 norm. The vectors are 4 + dimensions bytes each
 (388 for 384 dimensions: 4.2 MB at 11,000 operations).
 
 A model run's last bits can differ between CPUs, so the vector bytes are not compared by
-``--check``: the header is, and it names every input (the documents' hash, the model's and the
-tokenizer's hash, the length texts are cut to). The same header means the same inputs.
+``--check``: the header is, but for ``vectors_sha256``, and it names every input (the documents'
+hash, the model's and the tokenizer's hash, the length texts are cut to). The same header means the
+same inputs.
 """
 
 from __future__ import annotations
@@ -49,7 +53,9 @@ __all__ = [
 
 #: the file name, beside ``search.json``
 SIDECAR_FILE = "search.vectors"
-MAGIC = b"TOOLGEN-VECTORS 1\n"
+MAGIC = b"TOOLGEN-VECTORS 2\n"
+#: the magic of the files of format 1 (no ``vectors_sha256``), refused with a word on rebuilding
+_OLDER = b"TOOLGEN-VECTORS 1\n"
 QUANTISATION = "int8-per-vector"
 #: the document fields a dense text is made of, in this order: what names the operation, what it is
 #: for in users' words, and what its description says (argument and output names stay out)
@@ -108,6 +114,7 @@ def encode(
     scales = (peak / 127.0).astype(np.float32)
     safe = np.where(scales == 0, 1.0, scales.astype(np.float64))[:, None]
     quantised = np.clip(np.rint(rows / safe), -127, 127).astype(np.int8)
+    payload = scales.astype("<f4").tobytes() + quantised.tobytes()
     header = {
         "count": int(rows.shape[0]),
         "dimensions": int(rows.shape[1]) if rows.ndim == 2 else 0,
@@ -116,15 +123,16 @@ def encode(
         "model_sha256": model_sha256,
         "quantisation": QUANTISATION,
         "tokenizer_sha256": tokenizer_sha256,
+        "vectors_sha256": hashlib.sha256(payload).hexdigest(),
     }
     head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    return b"".join(
-        [MAGIC, struct.pack("<I", len(head)), head, scales.astype("<f4").tobytes(), quantised.tobytes()]
-    )
+    return b"".join([MAGIC, struct.pack("<I", len(head)), head, payload])
 
 
 def _header(data: bytes) -> tuple[dict[str, Any], int]:
     """(the checked header, the offset its payload starts at). Raises `SidecarError`."""
+    if data.startswith(_OLDER):
+        raise SidecarError("it is of an older format (1, without vectors_sha256)")
     if not data.startswith(MAGIC):
         raise SidecarError("it does not start with the search.vectors magic")
     start = len(MAGIC) + 4
@@ -149,7 +157,7 @@ def _header(data: bytes) -> tuple[dict[str, Any], int]:
         raise SidecarError(
             f"its header's dimensions {header['dimensions']} is not from 1 to {_MAX_DIMENSIONS}"
         )
-    for key in ("documents_sha256", "model_sha256", "tokenizer_sha256"):
+    for key in ("documents_sha256", "model_sha256", "tokenizer_sha256", "vectors_sha256"):
         value = header.get(key)
         if not (isinstance(value, str) and len(value) == 64 and set(value) <= _HEX64):
             raise SidecarError(f"its header's {key} is not a SHA-256 in lower-case hex")
@@ -163,8 +171,9 @@ def _header(data: bytes) -> tuple[dict[str, Any], int]:
 def decode(data: bytes) -> Sidecar:
     """The header and the dequantised vectors of ``search.vectors`` bytes. Raises `SidecarError` for
     bytes `encode` does not write: another magic, a header that is not the JSON object above, a
-    length other than the header says (truncated or with bytes after), a scale that is negative or
-    not finite. Never reads past the file, never allocates more than it holds."""
+    length other than the header says (truncated or with bytes after), scales and vectors whose
+    SHA-256 is not the header's ``vectors_sha256`` (a bit flipped), a scale that is negative or not
+    finite. Never reads past the file, never allocates more than it holds."""
     import numpy as np
 
     header, offset = _header(data)
@@ -175,6 +184,8 @@ def decode(data: bytes) -> Sidecar:
             f"it has {len(data)} bytes, not the {expected} its header says "
             f"({count} vectors of {dims} dimensions)"
         )
+    if hashlib.sha256(memoryview(data)[offset:]).hexdigest() != header["vectors_sha256"]:
+        raise SidecarError("its vectors are not the ones its header's vectors_sha256 names (damaged)")
     scales = np.frombuffer(data, dtype="<f4", count=count, offset=offset).astype(np.float64)
     if not np.isfinite(scales).all() or (scales < 0).any():
         raise SidecarError("a vector's scale is negative or not finite")
@@ -186,10 +197,12 @@ def decode(data: bytes) -> Sidecar:
 
 
 def same_pins(a: bytes, b: bytes) -> bool:
-    """Whether two ``search.vectors`` files have the same header (same inputs, same model, same
-    tokenizer, same cut) and each holds exactly what its header says: what ``toolgen build --check``
-    compares instead of the vector bytes, which a model run on another CPU may round differently."""
+    """Whether two ``search.vectors`` files have the same header but for ``vectors_sha256`` (same
+    inputs, same model, same tokenizer, same cut) and each holds exactly what its header says: what
+    ``toolgen build --check`` compares instead of the vector bytes, which a model run on another CPU
+    may round differently."""
     try:
-        return decode(a).header == decode(b).header
+        first, second = decode(a).header, decode(b).header
     except SidecarError:
         return False
+    return {**first, "vectors_sha256": ""} == {**second, "vectors_sha256": ""}

@@ -9,7 +9,8 @@ walks the way the API pages, whether search expansions `toolgen describe` drafte
 
 A mark is a comment line ``# decide [RULE]: text`` above an intent's key (the intent it belongs to),
 above an entry of the top-level ``examples:`` (the operation it names: `toolgen describe`'s marks of
-an include group's tool) or above ``tools:`` (the whole map). A finding of RULE that lint locates at that intent (or, for the
+an include group's tool), above a toolset's key under ``toolsets:`` (`toolgen describe`'s marks of
+a toolset's drafted `examples`) or above ``tools:`` (the whole map). A finding of RULE that lint locates at that intent (or, for the
 whole map, at ``tools:``, ``toolsets:`` or the map itself; for a finding in the spec, one whose mark
 names its ``file:line:col``) is reported at the mark's line, its JSON pointer kept. A mark of a
 `MARK_RULES` rule is open until deleted: it is the human's answer that closes it (edit the intent,
@@ -34,6 +35,8 @@ _MARK = re.compile(r"^(?P<indent>\s*)# decide \[(?P<rule>[a-z0-9-]+)\]:?\s*(?P<t
 _KEY = re.compile(
     r"^(?P<tools>tools):|^  (?:(?P<intent>[^\s#'\"][^:#]*)|(?P<quoted>\"(?:[^\"\\]|\\.)*\")):\s*(#.*)?$"
 )
+#: a toolset's key whose value is a flow mapping on the same line (as `toolgen init` drafts them)
+_FLOW_KEY = re.compile(r"^  (?P<intent>[^\s#'\"{][^:#{]*):\s*\{")
 _TOP = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*):")
 _MAP_POINTERS = ("", "/tools", "/toolsets")
 
@@ -49,23 +52,24 @@ class Mark:
     owner: str
     text: str
     #: ``examples`` for a mark above an entry of the top-level `examples:` (its owner is the entry's
-    #: operation reference), else ``tools``
+    #: operation reference), ``toolsets`` for one above a toolset's key, else ``tools``
     section: str = "tools"
 
 
-def _key_name(found: re.Match[str]) -> str:
-    if found["intent"]:
-        return found["intent"].strip()
+def _key_name(found: dict[str, str | None]) -> str:
+    if found.get("intent"):
+        return str(found["intent"]).strip()
+    quoted = str(found.get("quoted"))
     try:
-        return str(json.loads(found["quoted"]))
+        return str(json.loads(quoted))
     except ValueError:
-        return found["quoted"]
+        return quoted
 
 
 def parse_marks(text: str) -> list[Mark]:
     """Every mark of an intent map's text, with the key it sits above (the next key line after a run
     of comment and blank lines: an intent key indented by two spaces, or ``tools:``; under the
-    top-level ``examples:``, an entry's key, plain or double-quoted). A mark above anything else
+    top-level ``examples:`` or ``toolsets:``, an entry's key, plain or double-quoted). A mark above anything else
     belongs to no key and is kept with owner ``"?"`` (it carries no finding)."""
     out: list[Mark] = []
     pending: list[tuple[str, int, int, str]] = []
@@ -77,18 +81,19 @@ def parse_marks(text: str) -> list[Mark]:
             continue
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        key = _KEY.match(line)
+        key = _KEY.match(line) or (_FLOW_KEY.match(line) if section == "toolsets" else None)
+        groups: dict[str, str | None] = key.groupdict() if key else {}
         owner = (
             ""
-            if key and key["tools"]
-            else (_key_name(key) if key and (key["intent"] or key["quoted"]) else "?")
+            if groups.get("tools")
+            else (_key_name(groups) if groups.get("intent") or groups.get("quoted") else "?")
         )
         where = section if owner not in ("", "?") else "tools"
         out += [Mark(rule, ln, col, owner, body, where) for rule, ln, col, body in pending]
         pending = []
         top = _TOP.match(line)
         if top:
-            section = "examples" if top["key"] == "examples" else "tools"
+            section = top["key"] if top["key"] in ("examples", "toolsets") else "tools"
     out += [Mark(rule, ln, col, "?", body) for rule, ln, col, body in pending]
     return out
 

@@ -10,6 +10,7 @@ Input: an authorization-server file (`load_authorization_server`, YAML or JSON):
     leeway_s: 30                            # clock skew allowed on exp/nbf/iat (0-300)
     scope_claim: scope                      # scope (RFC 9068: a space-separated string), scp, ...
     scope_map: {tickets.write: [ticket:read, ticket:write]}  # optional: AS scopes -> policy scopes
+    typ: at+jwt                             # at+jwt (default): RFC 9068 access tokens only | any
     token_exchange:                         # optional: RFC 8693, for `per_caller: {via: exchange}`
       token_endpoint: https://auth.example.com/oauth/token
       client_id: toolgen-tickets
@@ -21,19 +22,32 @@ Output: `JwtVerifier.verify_token(token)` → the SDK's `AccessToken` (``subject
 middleware answers ``401`` (RFC 6750 ``invalid_token``). A token is accepted only when all of these
 hold (RFC 7519, RFC 9068 §4, RFC 8725):
 
+- its header and claims are I-JSON (RFC 7493: no duplicate member name, RFC 7515 §5.2; no lone
+  surrogate, byte-order mark, ``NaN`` or ``Infinity``), and ``exp``/``nbf``/``iat`` are JSON
+  numbers (RFC 7519 §2 NumericDate: never a string such as ``"1796656097"``, never ``true``);
+  ``sub`` is a non-empty string without a control character (it makes the caller id);
 - it is a JWS in compact form whose header ``alg`` is one of `algorithms` (never ``none``, never an
-  HMAC algorithm: the keys are public), and the JWK it names (``kid``; without one, the set's only
-  key) allows that algorithm and has the matching key type;
+  HMAC algorithm: the keys are public), whose header ``typ`` is ``at+jwt`` (RFC 9068 §4: an ID
+  token replayed as an access token is refused; `typ: any` skips this for authorization servers
+  that do not set it, and refuses instead a token carrying an ID token's ``nonce``, ``at_hash`` or
+  ``c_hash``), and the JWK it names (``kid``; without one, the set's only key) allows that
+  algorithm and has the matching key type;
 - its signature verifies with that key; ``iss`` equals `issuer`; ``aud`` holds `resource` (a token
   for another audience is refused, RFC 8707 / MCP authorization); ``exp`` is in the future and
   ``nbf``/``iat`` not in it, each within `leeway_s`; ``sub`` is present.
 
-Keys come from `jwks_uri` (`JwksCache`): fetched when first needed and again after `max_age_s`; a
-``kid`` the cached set lacks (the authorization server rotated its keys) refetches at once, but at
-most once per `min_refetch_s`, so a stream of tokens with invented ``kid``\\ s costs one fetch per
-interval; a ``kid`` still unknown after the refetch is refused. A fetch that fails (not 200, not a
-JWKS, over `MAX_JWKS_BYTES`, or longer than `FETCH_TIMEOUT_S` in all) keeps the keys already known;
-a JWKS answer replaces them, even when it holds no key this verifier can use (a revoked key ends).
+A refusal the client can act on is a `TokenRefusal` with a registered code (``token-not-access-token``,
+``token-key-unknown``), written into the ``401`` (`toolgen.runtime.serving.token_refusals`).
+
+Keys come from `jwks_uri` (`JwksCache`), and a token whose ``kid`` the cache holds never waits on the
+authorization server: a set older than `max_age_s` is refreshed in the background. A ``kid`` the
+cached set lacks (the authorization server rotated its keys) starts one fetch (single flight: every
+token with an unknown ``kid`` waits on that one, at most `FETCH_TIMEOUT_S`), but at most one per
+`min_refetch_s` (a cooldown after any fetch, failed or not), so a stream of tokens with invented
+``kid``\\ s costs one fetch per interval; a ``kid`` still unknown is refused. A fetch that fails (not
+200, not a JWKS, over `MAX_JWKS_BYTES`, or longer than `FETCH_TIMEOUT_S` in all) keeps the keys
+already known; a JWKS answer replaces them, even when it holds no key this verifier can use (a
+revoked key ends).
 
 The protected-resource metadata (RFC 9728) is served by the MCP SDK from `auth_settings()`.
 Errors: `AuthorizationServerError` (a ValueError) names the file, line and column of a bad value.
@@ -42,8 +56,11 @@ Errors: `AuthorizationServerError` (a ValueError) names the file, line and colum
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import math
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,13 +73,16 @@ from ..call.caller_credentials import TokenExchangeClient
 from ..call.local_yaml import compose_located
 from ..clock import SYSTEM, Clock
 from ..transport.content_coding import BodyTooLarge, BoundedDecoder
+from .token_refusals import TokenRefusal, report
 
 __all__ = [
+    "ACCESS_TOKEN_TYPES",
     "ASYMMETRIC_ALGORITHMS",
     "AuthorizationServer",
     "AuthorizationServerError",
     "JwksCache",
     "JwtVerifier",
+    "TokenRefusal",
     "load_authorization_server",
 ]
 
@@ -81,10 +101,22 @@ ASYMMETRIC_ALGORITHMS = (
 )
 #: The most bytes of a JWKS document read.
 MAX_JWKS_BYTES = 256 * 1024
-#: Seconds one JWKS fetch may take in all (each read has as long: an answer trickling in ends here).
-FETCH_TIMEOUT_S = 5.0
+#: Seconds one JWKS fetch may take in all (each read has as long: an answer trickling in ends here),
+#: and the longest a token with an unknown ``kid`` waits on it.
+FETCH_TIMEOUT_S = 2.0
 #: Longest token looked at (longer ones are refused unparsed).
 MAX_TOKEN_LENGTH = 16 * 1024
+#: The `typ` settings: ``at+jwt`` (the default) accepts only a header ``typ`` of ``at+jwt`` or
+#: ``application/at+jwt`` (RFC 9068 §4); ``any`` does not read ``typ`` (for authorization servers
+#: that do not set it) but refuses a token carrying an ID token's ``nonce``, ``at_hash`` or ``c_hash``.
+TYP_SETTINGS = ("at+jwt", "any")
+#: The header ``typ`` values of a JWT access token (RFC 9068 §2.1, §4; media types, any case).
+ACCESS_TOKEN_TYPES = ("at+jwt", "application/at+jwt")
+#: Claims only an OpenID Connect ID token carries (OpenID Connect Core 1.0 §2, §3.1.3.6).
+ID_TOKEN_CLAIMS = ("nonce", "at_hash", "c_hash")
+_SHOWN = re.compile(r"[A-Za-z0-9+./-]{1,40}")
+#: A control character (C0, DEL, C1): never in a subject, which every store and log names.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class AuthorizationServerError(ValueError):
@@ -107,8 +139,11 @@ class AuthorizationServer:
     max_age_s: float = 300.0
     min_refetch_s: float = 30.0
     exchange: TokenExchangeClient | None = None
+    typ: str = "at+jwt"
 
     def __post_init__(self) -> None:
+        if self.typ not in TYP_SETTINGS:
+            raise ValueError(f"typ must be one of {', '.join(TYP_SETTINGS)}, not {self.typ!r}")
         bad = [a for a in self.algorithms if a not in ASYMMETRIC_ALGORITHMS]
         if bad or not self.algorithms:
             raise ValueError(
@@ -144,9 +179,19 @@ class AuthorizationServer:
 
 
 class JwksCache:
-    """The signing keys of a JWKS URL (RFC 7517), cached (see the module docstring for when it
-    fetches). A fetch reads at most `MAX_JWKS_BYTES` within `timeout_s` seconds in all, else it
-    fails. `fetches` counts the fetches made (successful or not)."""
+    """The signing keys of a JWKS URL (RFC 7517), cached; no verification waits on the
+    authorization server for a key the cache holds.
+
+    - A ``kid`` the cached set holds is answered at once. When the set is older than `max_age_s`, a
+      refresh starts in the background; the key answers meanwhile.
+    - A ``kid`` the set lacks (or no set yet) starts a fetch, unless one is in flight (single
+      flight: every such token waits on that one fetch, at most `timeout_s`) or one started within
+      `min_refetch_s` (a cooldown after any fetch, failed or not). Still unknown: None, refused
+      (`unknown` says why), so a flood of invented ``kid``\\ s costs one fetch per `min_refetch_s`.
+    - A fetch reads at most `MAX_JWKS_BYTES` within `timeout_s` seconds in all, else it fails and
+      the keys known are kept; a JWKS answer replaces them, whatever it holds.
+
+    `fetches` counts the fetches started (successful or not)."""
 
     def __init__(
         self,
@@ -167,23 +212,64 @@ class JwksCache:
         self._client = client
         self._keys: dict[str | None, Any] = {}
         self._fetched_at: float | None = None  # of the last fetch that gave keys
-        self._tried_at: float | None = None  # of the last fetch, whatever it gave
-        self._lock = asyncio.Lock()
+        self._tried_at: float | None = None  # of the last fetch started, whatever it gave
+        self._inflight: asyncio.Task[None] | None = None
 
     async def key(self, kid: str | None) -> Any:
-        """The `jwt.PyJWK` of `kid` (None: the set's only key), or None when there is none."""
+        """The `jwt.PyJWK` of `kid` (None: the set's only key), or None when there is none (see the
+        class docstring for when it fetches and how long it may wait: never, for a known `kid`)."""
         now = self.clock.monotonic()
-        stale = self._fetched_at is None or now - self._fetched_at >= self.max_age_s
-        if stale or (self._find(kid) is None and self._may_refetch(now)):
-            async with self._lock:
-                now = self.clock.monotonic()
-                stale = self._fetched_at is None or now - self._fetched_at >= self.max_age_s
-                if (stale or self._find(kid) is None) and self._may_refetch(now):
-                    await self._fetch(now)
+        found = self._find(kid)
+        if found is not None:
+            if self._fetched_at is None or now - self._fetched_at >= self.max_age_s:
+                self._start(now)  # a refresh in the background: this key answers now
+            return found
+        fetch = self._start(now)
+        if fetch is not None:
+            await asyncio.wait({fetch}, timeout=self.timeout_s)  # never cancels the shared fetch
         return self._find(kid)
 
-    def _may_refetch(self, now: float) -> bool:
-        return self._tried_at is None or now - self._tried_at >= self.min_refetch_s
+    async def settle(self) -> None:
+        """Wait (at most `timeout_s`) for the fetch in flight, if any."""
+        fetch = self._running()
+        if fetch is not None:
+            await asyncio.wait({fetch}, timeout=self.timeout_s)
+
+    def unknown(self, kid: str | None) -> TokenRefusal:
+        """``token-key-unknown``: why no key of the cache answers `kid` now."""
+        now = self.clock.monotonic()
+        if self._running() is not None:
+            why = "a fetch of the authorization server's keys is still running"
+        elif self._fetched_at is None:
+            why = "the authorization server's keys could not be fetched"
+        else:
+            why = "the authorization server's key set holds no such key"
+        wait = 0.0 if self._tried_at is None else max(0.0, self.min_refetch_s - (now - self._tried_at))
+        return TokenRefusal(
+            "token-key-unknown",
+            f"the token's kid names no key this server holds ({why}); "
+            f"the keys are fetched again in {wait:.0f} s at the earliest",
+        )
+
+    def _running(self) -> asyncio.Task[None] | None:
+        fetch = self._inflight
+        if fetch is None or fetch.done() or fetch.get_loop() is not asyncio.get_running_loop():
+            return None
+        return fetch
+
+    def _start(self, now: float) -> asyncio.Task[None] | None:
+        """The fetch in flight, or a new one when none ran within `min_refetch_s`; else None."""
+        running = self._running()
+        if running is not None:
+            return running
+        if self._tried_at is not None and now - self._tried_at < self.min_refetch_s:
+            return None
+        self._tried_at = now
+        self.fetches += 1
+        fetch = asyncio.get_running_loop().create_task(self._fetch(now))
+        fetch.add_done_callback(_retrieve)
+        self._inflight = fetch
+        return fetch
 
     def _find(self, kid: str | None) -> Any:
         if kid is None:
@@ -193,8 +279,6 @@ class JwksCache:
     async def _fetch(self, now: float) -> None:
         import jwt
 
-        self._tried_at = now
-        self.fetches += 1
         try:
             body = await asyncio.wait_for(self._get(), self.timeout_s)
             if body is None:
@@ -222,7 +306,7 @@ class JwksCache:
         client = self._client or httpx.AsyncClient(follow_redirects=False)
         try:
             async with client.stream(
-                "GET", self.uri, timeout=5.0, headers={"Accept": "application/json"}
+                "GET", self.uri, timeout=self.timeout_s, headers={"Accept": "application/json"}
             ) as response:
                 if response.status_code != 200:
                     return None
@@ -236,6 +320,13 @@ class JwksCache:
         finally:
             if self._client is None:
                 await client.aclose()
+
+
+def _retrieve(fetch: asyncio.Task[None]) -> None:
+    """Read a finished fetch's outcome, so that an unexpected exception is not reported as never
+    retrieved (the fetch already keeps the known keys)."""
+    if not fetch.cancelled():
+        fetch.exception()
 
 
 class JwtVerifier:
@@ -252,11 +343,22 @@ class JwtVerifier:
         )
 
     async def claims(self, token: str) -> dict[str, Any] | None:
-        """The verified claims of `token`, or None."""
+        """The verified claims of `token`, or None; a refusal the client can act on is reported
+        (`token_refusals.report`) for the answer's ``401``."""
+        found = await self.verdict(token)
+        if isinstance(found, TokenRefusal):
+            report(found)
+            return None
+        return found
+
+    async def verdict(self, token: str) -> dict[str, Any] | TokenRefusal | None:
+        """The verified claims of `token`; a `TokenRefusal` for a refusal the client can act on
+        (``token-not-access-token``: not a JWT access token, RFC 9068 §4; ``token-key-unknown``: its
+        ``kid`` names no key the cache holds or may fetch now); None for every other refusal."""
         import jwt
 
-        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH:
-            return None
+        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH or not _is_i_json(token):
+            return None  # not I-JSON: a duplicate member, a lone surrogate, NaN (RFC 7493, RFC 7515 §5.2)
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -264,12 +366,13 @@ class JwtVerifier:
         algorithm, kid = header.get("alg"), header.get("kid")
         if algorithm not in self.server.algorithms or not (kid is None or isinstance(kid, str)):
             return None
+        if self.server.typ == "at+jwt" and not _is_access_token_type(header.get("typ")):
+            return _not_an_access_token(header.get("typ"))
         key = await self.jwks.key(kid)
-        declared = getattr(key, "_jwk_data", {}).get("alg") if key is not None else None
-        if key is None or declared not in (
-            None,
-            algorithm,
-        ):  # a JWK naming its algorithm allows that one only
+        if key is None:
+            return self.jwks.unknown(kid)
+        declared = getattr(key, "_jwk_data", {}).get("alg")
+        if declared not in (None, algorithm):  # a JWK naming its algorithm allows that one only
             return None
         try:
             claims: dict[str, Any] = jwt.decode(
@@ -283,8 +386,19 @@ class JwtVerifier:
             )
         except (jwt.PyJWTError, ValueError, TypeError):
             return None
-        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
-            return None
+        if (
+            not isinstance(claims.get("sub"), str)
+            or not claims["sub"]
+            or _CONTROL.search(claims["sub"])
+            or any(name in claims and not _is_numeric_date(claims[name]) for name in ("exp", "nbf", "iat"))
+        ):
+            return None  # no subject; a time "1796656097" or true, which the library reads with int()
+        if self.server.typ == "any" and any(name in claims for name in ID_TOKEN_CLAIMS):
+            return TokenRefusal(  # typ not read: an ID token is still told by its own claims
+                "token-not-access-token",
+                "the token carries an ID token's claims (nonce, at_hash or c_hash): an ID token is "
+                "not an access token (RFC 9068 section 4)",
+            )
         return claims
 
     async def verify_token(self, token: str) -> Any:
@@ -306,6 +420,78 @@ class JwtVerifier:
         )
 
 
+def _is_i_json(token: str) -> bool:
+    """Whether `token` is three dot-separated segments whose first two (header, claims) `_i_json` reads."""
+    parts = token.split(".")
+    return len(parts) == 3 and all(_i_json(p) is not None for p in parts[:2])
+
+
+def _i_json(segment: str) -> dict[str, Any] | None:
+    """The JSON object a compact JWS segment (base64url) encodes, read as I-JSON (RFC 7493 §2):
+    UTF-8 without a byte-order mark, no duplicate member name (RFC 7515 §5.2, RFC 7519 §4: a parser
+    keeping the last ``sub`` and one keeping the first would see two callers), no lone surrogate,
+    no ``NaN``/``Infinity``. None for anything else (nested too deep included)."""
+    import binascii
+
+    try:
+        raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        value = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=_unique_members, parse_constant=_no_constant
+        )
+    except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
+        return None
+    if not isinstance(value, dict) or _has_lone_surrogate(value):
+        return None
+    return value
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ValueError("duplicate member name")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def _is_numeric_date(value: Any) -> bool:
+    """A NumericDate (RFC 7519 §2): a JSON number (integer or not), never a string or a boolean."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_access_token_type(typ: Any) -> bool:
+    """Whether a header ``typ`` names a JWT access token: ``at+jwt`` or ``application/at+jwt``, in
+    any letter case (RFC 9068 §4; RFC 7515 §4.1.9: a media type, whose ``application/`` may go)."""
+    return isinstance(typ, str) and typ.lower() in ACCESS_TOKEN_TYPES
+
+
+def _not_an_access_token(typ: Any) -> TokenRefusal:
+    """``token-not-access-token`` naming the header's `typ` (when it is short and plain)."""
+    if typ is None:
+        shown = "missing"
+    elif isinstance(typ, str) and _SHOWN.fullmatch(typ):
+        shown = f"'{typ}'"
+    else:
+        shown = "another value"
+    return TokenRefusal(
+        "token-not-access-token",
+        f"the token's typ is {shown}, not at+jwt: only a JWT access token is accepted, never an "
+        "ID token or another JWT (RFC 9068 section 4)",
+    )
+
+
 _KEYS = (
     "issuer",
     "jwks_uri",
@@ -317,6 +503,7 @@ _KEYS = (
     "max_age_s",
     "min_refetch_s",
     "token_exchange",
+    "typ",
 )
 _EXCHANGE_KEYS = ("token_endpoint", "client_id", "client_secret_env")
 
@@ -396,6 +583,7 @@ def load_authorization_server(
         max_age_s=reader.number(top.get("max_age_s"), 300, 1, 86400),
         min_refetch_s=reader.number(top.get("min_refetch_s"), 30, 0, 3600),
         exchange=exchange,
+        typ=reader.choice(top["typ"], TYP_SETTINGS) if "typ" in top else "at+jwt",
     )
 
 
@@ -435,6 +623,12 @@ class _Reader:
         ):
             raise self.fail(node, "must be a non-empty string")
         return str(node.value).strip()
+
+    def choice(self, node: Any, allowed: tuple[str, ...]) -> str:
+        value = self.text(node)
+        if value not in allowed:
+            raise self.fail(node, f"must be one of {', '.join(allowed)}, not {value[:40]!r}")
+        return value
 
     def strings(self, node: Any) -> list[str]:
         import yaml

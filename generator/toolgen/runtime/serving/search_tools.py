@@ -30,6 +30,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from ...search.dense_index import is_dense
 from ...search.tool import (
     DEFAULT_LIMIT,
     NOTHING_MATCHED,
@@ -44,11 +45,12 @@ from ..errors import ToolError, make_error
 from ..identity import is_deferred
 from ..pipeline.validate import describe_error
 from .registry import Actor, CallResult, Registry
-from .tool_index import SEARCH_FILE, IndexWarning, ToolIndex, checked_search
+from .tool_index import SEARCH_FILE, IndexWarning, ToolIndex, checked_search, load_search
 
 __all__ = [
     "SEARCH_TOOL_NAME",
     "ToolSearch",
+    "dense_package",
     "has_deferred",
     "index_warnings",
     "search_tool_entry",
@@ -87,6 +89,13 @@ def index_warnings(registry: Registry) -> list[IndexWarning]:
     return [warning] if warning is not None else []
 
 
+def dense_package(registry: Registry) -> bool:
+    """Whether the ``search.json`` beside the package `registry` was loaded from asks for the dense
+    option (`toolgen.search.dense_index.is_dense`); False for a `Registry` built in memory."""
+    source = getattr(registry, "source", None)
+    return source is not None and is_dense(load_search(Path(source) / SEARCH_FILE)[1])
+
+
 def search_tool_entry(registry: Registry) -> dict[str, Any]:
     """The meta-tool's MCP `Tool` entry for `registry`: ``mcp_search_tool(searchable_toolsets(registry))``,
     equal to the ``search_tool`` the build wrote into the package's ``search.json``."""
@@ -95,13 +104,19 @@ def search_tool_entry(registry: Registry) -> dict[str, Any]:
 
 class ToolSearch:
     """The meta-tool over one registry. The index is built on first use (include-everything
-    GitHub, 1,223 operations: about half a second) and kept."""
+    GitHub, 1,223 operations: about half a second) and kept; for a package built with the dense
+    option (its ``search.json`` pins a model: `dense_package`) it is built here, when the server
+    starts, so that a ``search.vectors`` that is missing, damaged or not this ``search.json``'s, or a
+    missing model, is found and said (one warning of the ``toolgen.search`` logger naming the file
+    and what to do) before any request, and the vectors served are the ones checked then."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self._index: ToolIndex | None = None
         self._validator = jsonschema_rs.Draft202012Validator(SEARCH_TOOL_INPUT_SCHEMA)
         self.entry = search_tool_entry(registry)
+        if dense_package(registry):
+            self._index = ToolIndex.from_registry(registry)
 
     @property
     def index(self) -> ToolIndex:

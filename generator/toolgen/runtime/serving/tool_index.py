@@ -40,6 +40,12 @@ on by a value ("delete virtual machine 740", `toolgen.search.text_index.names_on
 whose path acts on one item (``/virtual-machines/{id}/``, not the bulk ``/virtual-machines/``). Writes are one operation with two tools
 (``preview_*`` + ``record_*``): the hit names the tool that acts (``record_*``), or the preview when
 only the preview is allowed. Results are deterministic: score, then tool name.
+
+Only the documents that can reach the first `limit` places are scored: the index reads FTS5's postings
+back at load (`toolgen.runtime.serving.postings.Postings`: each token's share of ``bm25()`` per row,
+checked against SQLite's own scores) and ranks by MaxScore over them (`bounded_ranking`), with the same
+scores to the float as asking SQLite; when the postings are refused, a word is not one token or too
+many documents share the highest bounds, SQLite ranks, as before (`ToolIndex._ranked`).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +86,7 @@ from ...search.text_index import (
 )
 from ...search.vector_index import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
 from ..identity import missing_of, scope_set
+from .postings import Asked, Postings, bounded_ranking, lexical_hits
 
 __all__ = ["STOP_WORDS", "Hit", "IndexWarning", "ToolIndex", "checked_search", "query_terms", "split_words"]
 
@@ -201,6 +209,9 @@ class ToolIndex:
         }
         #: the documents whose operation acts on one item (`toolgen.search.text_index.item_path`)
         self._items = frozenset(i for i, d in enumerate(self._docs, 1) if item_path(paths.get(d.intent, "")))
+        #: the tables' postings, read back from FTS5 (None when its scores cannot be reproduced here): a
+        #: query scores only the documents that can rank (`toolgen.runtime.serving.postings`)
+        self._postings = Postings.load(self._db, TABLES, len(docs), _probes(docs))
 
     # -- constructors ----------------------------------------------------------------------------
 
@@ -300,35 +311,17 @@ class ToolIndex:
             return []
         held = None if scopes is None else scope_set(scopes)
         terms += [f"act{a}" for a in sorted(actions)]  # the action classes, indexed as act<class>
-        match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
-        totals: dict[int, float] = {}
-        for table, (columns, table_weight) in TABLES.items():
-            weights = ", ".join(str(w) for _, w in columns)
-            get = totals.get
-            for rowid, raw in self._db.execute(
-                f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
-            ):
-                totals[rowid] = get(rowid, 0.0) - raw * table_weight
-        last = [t[1:] for t in head if t.startswith("^")]  # the head noun of a compound object
-        head = [t for t in head if not t.startswith("^")]
-        if last:
-            match_last = " OR ".join(dict.fromkeys(f'"{t}"' for t in last))
-            for rowid, raw in self._db.execute(
-                "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_last,)
-            ):
-                totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_NOUN_WEIGHT
-        if head:  # the request's object, matched against the operation's object
-            match_head = " OR ".join(dict.fromkeys(f'"{t}"' for t in head))
-            for rowid, raw in self._db.execute(
-                "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)
-            ):
-                totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_WEIGHT
-        one = "create" not in actions and names_one(query)  # "delete virtual machine 740"
-        # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
-        content = content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)])
-        term_rows = self._term_rows([*own, *content])
-        coverage = self._coverage(own, term_rows)
-        matched = self._matching(content, term_rows)
+        asked = Asked(
+            terms=terms,
+            own=own,
+            last=[t[1:] for t in head if t.startswith("^")],  # the head noun of a compound object
+            head=[t for t in head if not t.startswith("^")],  # the request's object
+            # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
+            content=content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]),
+            actions=actions,
+            one="create" not in actions and names_one(query),  # "delete virtual machine 740"
+            held=held,
+        )
         similarity = None
         if self._semantic is not None:
             similarity = self._semantic.similarity(
@@ -336,22 +329,85 @@ class ToolIndex:
             )
             if not similarity.any():
                 similarity = None
+        ranked = None
+        if similarity is None and self._postings is not None:
+            if self._dense is None:
+                ranked = bounded_ranking(
+                    self._postings, asked, self._entry, self._most, limit, _CEILING, _FIRST
+                )
+            else:
+                ranked = self._dense_top(query, asked, limit)
+        if ranked is None:
+            ranked = self._ranked(asked, limit, prune=similarity is None and self._dense is None)
+            if similarity is not None:
+                ranked = self._fuse(ranked, similarity, limit)
+            if self._dense is not None:
+                ranked = self._dense.fuse(query, ranked, lambda rowid: self._visible_tool(rowid, held), limit)
+        # best first: score, then tool name; only the `limit` best are made into hits
+        return [
+            Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
+            for negative, tool, rowid in heapq.nsmallest(limit, ranked)
+        ]
+
+    def _entry(
+        self, asked: Asked, rowid: int, total: float, coverage: float
+    ) -> tuple[float, str, int] | None:
+        """(-score rounded, the tool that acts, rowid) of document `rowid` whose bm25 total (summed over the
+        tables, weighted) is `total` and which names `coverage` of the request's own terms, or None when
+        the caller's scopes allow none of its tools."""
+        doc = self._docs[rowid - 1]
+        held = asked.held
+        tool = next((t for t, need in doc.tools if held is None or not missing_of(need, held)), None)
+        if tool is None:
+            return None
+        score = total * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage)
+        score *= _action_factor(asked.actions, doc.actions)
+        if asked.one and rowid in self._items:
+            score *= 1 + ITEM_BOOST
+        return (-round(score, 6), tool, rowid)
+
+    def _most(self, asked: Asked, rowid: int) -> float:
+        """The most `_entry` can multiply document `rowid`'s total by for `asked` (full coverage; its
+        action factor and one-item boost), with a margin for the order of the float products; 0 when the
+        caller's scopes allow none of its tools."""
+        doc = self._docs[rowid - 1]
+        held = asked.held
+        if held is not None and all(missing_of(need, held) for _, need in doc.tools):
+            return 0.0
+        factor = (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * 1.0) * _action_factor(asked.actions, doc.actions)
+        if asked.one and rowid in self._items:
+            factor *= 1 + ITEM_BOOST
+        return factor * (1 + 1e-9)
+
+    def _ranked(self, asked: Asked, limit: int, *, prune: bool) -> list[tuple[float, str, int]]:
+        """The lexical ranking as SQLite's ``bm25()`` gives it: every matched document's entry
+        (`_entry`), or with `prune` only those that can reach the first `limit` places."""
+        totals: dict[int, float] = {}
+        match = " OR ".join(dict.fromkeys(f'"{t}"' for t in asked.terms))
+        for table, (columns, table_weight) in TABLES.items():
+            weights = ", ".join(str(w) for _, w in columns)
+            get = totals.get
+            for rowid, raw in self._db.execute(
+                f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
+            ):
+                totals[rowid] = get(rowid, 0.0) - raw * table_weight
+        for words, weight in ((asked.last, HEAD_NOUN_WEIGHT), (asked.head, HEAD_WEIGHT)):
+            if words:  # the head noun of a compound object, then the request's object, against the operation's object
+                match_head = " OR ".join(dict.fromkeys(f'"{t}"' for t in words))
+                for rowid, raw in self._db.execute(
+                    "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)
+                ):
+                    totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * weight
+        term_rows = self._term_rows([*asked.own, *asked.content])
+        coverage = self._coverage(asked.own, term_rows)
+        matched = self._matching(asked.content, term_rows)
 
         def scored(rowid: int) -> tuple[float, str, int] | None:
-            """(-score rounded, the tool that acts, rowid), or None when the caller's scopes allow no tool."""
-            doc = self._docs[rowid - 1]
-            tool = next((t for t, need in doc.tools if held is None or not missing_of(need, held)), None)
-            if tool is None:
-                return None
-            score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
-            score *= _action_factor(actions, doc.actions)
-            if one and rowid in self._items:
-                score *= 1 + ITEM_BOOST
-            return (-round(score, 6), tool, rowid)
+            return self._entry(asked, rowid, totals[rowid], coverage.get(rowid, 0.0))
 
         rest: Iterable[int] = matched.intersection(totals)  # the others matched only derived action words
         ranked: list[tuple[float, str, int]] = []
-        if similarity is None and self._dense is None and len(matched) > _FIRST * limit:
+        if prune and len(matched) > _FIRST * limit:
             # score the documents of the highest bm25 totals first; a document whose total times
             # `_CEILING` (the most the factors can multiply it by) stays below the limit-th score so far
             # cannot reach the first `limit` places: it is not scored (the same hits, less work). Not
@@ -364,15 +420,32 @@ class ToolIndex:
                 if floor > 0:
                     rest = [rowid for rowid in rest if totals[rowid] >= floor]
         ranked += [hit for hit in map(scored, rest) if hit is not None]
-        if similarity is not None:
-            ranked = self._fuse(ranked, similarity, limit)
-        if self._dense is not None:
-            ranked = self._dense.fuse(query, ranked, lambda rowid: self._visible_tool(rowid, held), limit)
-        # best first: score, then tool name; only the `limit` best are made into hits
-        return [
-            Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
-            for negative, tool, rowid in heapq.nsmallest(limit, ranked)
-        ]
+        return ranked
+
+    def _dense_top(self, query: str, asked: Asked, limit: int) -> list[tuple[float, str, int]] | None:
+        """The entries of the dense option's fusion that can take the first `limit` places, from the
+        lexical ranking's first `_DENSE_LEXICAL` × `limit` places (`bounded_ranking`) and the nearest
+        documents (`toolgen.search.dense_index.DenseIndex.fuse_top`), or None when those cannot settle
+        them (the caller then fuses the whole lexical ranking)."""
+        assert self._dense is not None and self._postings is not None
+        depth = _DENSE_LEXICAL * limit
+        lexical = bounded_ranking(self._postings, asked, self._entry, self._most, depth, _CEILING, _FIRST)
+        if lexical is None:
+            return None
+        similarity = self._dense.similarity(query)
+        if similarity is None or not len(similarity):
+            return lexical  # the model failed on the request: the lexical ranking, as `fuse` gives it
+        top = heapq.nsmallest(depth, lexical)
+        pick = partial(self._visible_tool, held=asked.held)
+        fused = None
+        if len(lexical) < depth:  # fewer hits than places: `lexical` holds every one
+            fused = self._dense.fuse_top(similarity, top, None, pick, limit)
+        elif (hit := lexical_hits(self._postings, asked, self._most)) is not None:
+            fused = self._dense.fuse_top(similarity, top, hit, pick, limit)
+        if fused is None:
+            ranked = self._ranked(asked, limit, prune=False)
+            fused = self._dense.fuse(query, ranked, pick, limit, similarity=similarity)
+        return fused
 
     def _visible_tool(self, rowid: int, held: Any) -> str | None:
         """The tool of document `rowid` that the caller's scopes `held` allow (None: no filtering)."""
@@ -408,9 +481,26 @@ _CEILING = (
     * max(1.0, 1 + ITEM_BOOST)
     * (1 + 1e-9)
 )
+#: with the dense option, how many lexical places per place asked for `ToolIndex._dense_top` ranks exactly:
+#: a lexical hit below them scores at most 1 / (RRF_K + 8 × limit + 1) lexically in the fusion
+_DENSE_LEXICAL = 8
 #: how many documents per place asked for `ToolIndex.search` scores first, by bm25 total, to find
 #: the score the others must be able to reach
 _FIRST = 4
+
+
+def _probes(documents: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Per table, some words of its text (of the first, middle and last documents) for `Postings.load` to
+    check its scores against SQLite's on."""
+    out: dict[str, str] = {}
+    picks = [documents[i] for i in sorted({0, len(documents) // 2, len(documents) - 1})] if documents else []
+    for table, (columns, _) in TABLES.items():
+        words: list[str] = []
+        for document in picks:
+            fields = document.get("fields") or {}
+            words += " ".join(str(fields.get(c) or "") for c, _ in columns).split()[:2]
+        out[table] = " ".join(words)
+    return out
 
 
 def _action_factor(actions: set[str], doc_actions: frozenset[str]) -> float:
@@ -430,21 +520,22 @@ def _dense_of(
     folder: Path, semantic: Any, documents: Sequence[Mapping[str, Any]] | None, embedder: Embedder | None
 ) -> tuple[DenseIndex | None, IndexWarning | None]:
     """The dense index of the package in `folder` when its ``search.json`` (`semantic`, `documents`)
-    asks for one and it loads, else (None, why not: ``search_dense_unavailable``, also logged once).
+    asks for one and it loads, else (None, why not: ``search_dense_unavailable``, naming the file
+    at fault and what to do; also logged once).
     The search is then the lexical one: never an error, never stale vectors."""
     if documents is None or not is_dense(semantic):
         return None, None
     dense, problem = load_dense(folder, semantic, documents, embedder)
     if problem is None:
         return dense, None
-    path = folder / SEARCH_FILE
-    warn_once(f"{path}: the dense ranking is off ({problem}); tool search ranks lexically")
+    warn_once(
+        f"{problem.file}: {problem.message}; the dense ranking is off, tool search ranks lexically: {problem.hint}"
+    )
     return None, IndexWarning(
         "search_dense_unavailable",
-        str(path),
-        f"the dense ranking is off: {problem}; tool search ranks lexically",
-        "install the `dense` extra and put the pinned model "
-        "where search.json names it, or rebuild the package (`toolgen build`)",
+        problem.file,
+        f"{problem.message}; the dense ranking is off, tool search ranks lexically",
+        problem.hint,
     )
 
 

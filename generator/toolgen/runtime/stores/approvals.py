@@ -17,6 +17,7 @@ Pure: no store access here; `toolgen.runtime.serving.issuing` (issue) and the ca
 from __future__ import annotations
 
 import hashlib
+import shlex
 from typing import Any
 
 from ..errors import make_error
@@ -43,11 +44,12 @@ def approval_key(approval_id: str) -> str:
 
 
 def issue_next_step(api: str, tool: str, preview_id: str | None, actor_id: str) -> str:
-    """What a caller refused in issued mode does next: have a human run ``toolgen approve``."""
+    """What a caller refused in issued mode does next: have a human run ``toolgen approve`` (the
+    actor id quoted for a POSIX shell: an issuer-bound id holds ``#``, a subject may hold anything)."""
     what = preview_id if preview_id is not None else "PREVIEW_ID"
     return (
         f"Ask a human to review and approve the preview: `toolgen approve {api or 'API'} {tool} "
-        f"{what} --actor {actor_id} --by NAME` (same receipt store as this server) prints an "
+        f"{what} --actor {shlex.quote(actor_id)} --by NAME` (same receipt store as this server) prints an "
         'approval_id; then call again with _meta {"toolgen/approval": {"preview_id": ..., '
         '"approval_id": ...}}.'
     )
