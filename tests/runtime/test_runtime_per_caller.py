@@ -651,3 +651,25 @@ def test_a_failing_secret_resolver_sends_nothing(
     result = reg.call("get_ticket", {"ticket_id": "T-102"}, actor=Actor.of("alice", WRITE_SCOPES))
     assert result.error is not None and result.error.code == "credential_unavailable", result.to_json()
     assert result.error.retryable is True and upstream.callers == []  # the service's secret never stands in
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["abc\r\nX-Injected: 1", "tok\u00e9n", "a\x00b", " ", "x" * 70_000, ["abc"], 7],
+    ids=["crlf", "non-ascii", "nul", "space", "huge", "list", "number"],
+)
+def test_an_exchanged_token_that_is_no_header_value_is_refused(
+    auth_server: LoopbackAS,
+    upstream: Upstream,
+    tmp_path: Path,
+    patched_answer: dict[str, Any],
+    token: Any,
+) -> None:
+    """An ``access_token`` that cannot be sent as an RFC 6750 bearer token (a line break that would
+    end the header, a character outside its ``b64token`` alphabet, one longer than the answer's
+    bound) is ``credential_unavailable``, not retryable, nothing sent; never an internal error."""
+    patched_answer["access_token"] = token
+    reg = make_registry(auth_server, upstream, per=exchange_per_caller("always"), tmp_path=tmp_path)
+    got = reg.call("get_ticket", {"ticket_id": "T-102"}, actor=caller(auth_server, "alice"))
+    assert got.error is not None and got.error.code == "credential_unavailable", got.to_json()
+    assert got.error.retryable is False and upstream.callers == []

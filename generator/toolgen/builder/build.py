@@ -46,7 +46,14 @@ from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha25
 from ..search.vector_index import Embedder
 from .cache import Cache
 from .dense_cache import CachedEmbedder, dense_embedder
-from .incremental import BuildPieces, build_pieces, catalog_memo, conformance_problems, package_job
+from .incremental import (
+    BuildPieces,
+    build_pieces,
+    catalog_memo,
+    conformance_problems,
+    last_tools,
+    package_job,
+)
 from .output_files import Output
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .worker import Pending, Worker, closing, start_worker
@@ -249,8 +256,20 @@ def _build_api(  # noqa: PLR0913
     t1 = time.perf_counter()
     # what each operation's part of the document is: the key of its lowering and of its lint facts
     keys = OperationKeys(doc, intents, api, from_text) if pieces.lower is not None else None
+    last = last_tools(cache, api) if keys is not None else None
     with _steps(progress, f"{api}: lowering operations") as advance:
-        ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower, keys=keys)
+        ir = lower(
+            doc,
+            intents,
+            sink,
+            api,
+            progress=advance,
+            remember=pieces.lower,
+            keys=keys,
+            tools=last.tools if last is not None else None,
+        )
+    if last is not None:
+        last.save()
     timings["lower"] = time.perf_counter() - t1
     located = DiagnosticSink()
     located.extend(doc.fill_locations(sink.items))
@@ -281,7 +300,7 @@ def _build_api(  # noqa: PLR0913
     held = [doc]
     del doc
     with known_contents() as register:  # the catalog entries read back: keyed by their cache key
-        return _build_rest(
+        build = _build_rest(
             ir,
             held,
             intents,
@@ -304,6 +323,9 @@ def _build_api(  # noqa: PLR0913
             register=register,
             preflight=found,
         )
+    if last is not None:  # how many intents' tools were made again (the others were taken whole)
+        build.computed["tools"] = last.tools.computed
+    return build
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:

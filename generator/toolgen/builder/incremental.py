@@ -21,6 +21,10 @@ reuses, each giving exactly the bytes a build without the cache gives:
 - **catalog entries** (`CatalogMemo`): each tool's object, warnings and argument rewrites in each
   dialect, by the tool's content (its pickle: every field, in order) and the dialect's name and
   options; one edited tool is transformed again, the others are read back.
+- **the last build's tools** (`LastTools`): every intent's IR tools as the last build made them,
+  by its operation's lowering key, in one entry read with one unpickling
+  (`toolgen.compile.lower.remembered_tools`); an edited intent's tools are made again, the others are
+  taken whole.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any, TypeVar
 from ..compile.inputs import api_name_for_facts
 from ..compile.intent import load_intent_map
 from ..compile.ir import Tool
+from ..compile.lower.remembered_tools import IntentTools
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import Dialect, DialectOptions, Violation, check_catalog, dialect
 from ..emit import content_pickle, piece_key
@@ -480,6 +485,47 @@ def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
     return BuildPieces(
         tokens, json_, search, lower, plan, conformance, lint, spec, select, policy, tables=tables
     )
+
+
+class LastTools:
+    """The tools the last build made of each intent (`toolgen.compile.lower.remembered_tools.IntentTools`),
+    kept as one entry of the cache (kind ``intent-tools``) under the environment (`environment_key`) and
+    the API's name: read once when the build starts, one unpickling for every tool. A payload that is
+    not a dict of str -> tuple of `Tool` (of another format, or not this code's) is ignored: every
+    intent is computed. `save` writes back what the build made or took, when that changed."""
+
+    kind = "intent-tools"
+
+    def __init__(self, cache: Cache, api: str) -> None:
+        self._cache = cache
+        #: the entry's key: the environment and the API
+        self.key = digest(self.kind, environment_key(), f"api {api}")
+        self.tools = IntentTools(self._load())
+
+    def _load(self) -> dict[str, tuple[Tool, ...]]:
+        found = self._cache.get(self.kind, self.key)
+        if found is None:
+            return {}
+        try:
+            table = pickle.loads(found)  # toolgen's own cache, written by this class under its MAC
+        except Exception:  # noqa: BLE001 - an entry of another format: computed again
+            return {}
+        ok = isinstance(table, dict) and all(
+            isinstance(k, str) and type(v) is tuple and v and all(type(t) is Tool for t in v)
+            for k, v in table.items()
+        )
+        return table if ok else {}
+
+    def save(self) -> None:
+        """Keep what this build made or took for the next (nothing is written when that is what the
+        build started from). Called as soon as the tools are made, before a later stage reads them."""
+        if self.tools.changed:
+            self._cache.put(self.kind, self.key, pickle.dumps(self.tools.kept, protocol=5))
+
+
+def last_tools(cache: Cache | None, api: str) -> LastTools | None:
+    """The `LastTools` of the API named `api` when there is a cache."""
+    return LastTools(cache, api) if cache is not None else None
 
 
 def catalog_memo(

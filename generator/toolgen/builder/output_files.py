@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import shutil
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,33 @@ def owned(name: str) -> bool:
     return name in OWNED_NAMES or OWNED_PARTS.fullmatch(name) is not None
 
 
+#: names Windows reserves for devices, whatever the extension (``CON``, ``aux.json``, ``com1.txt``)
+_WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?", re.IGNORECASE)
+#: characters no Windows file name holds
+_WINDOWS_FORBIDDEN = frozenset('<>:"|?*\\') | {chr(c) for c in range(32)}
+
+
+def folded(path: Path) -> tuple[str, ...]:
+    """`path`'s parts as a case-insensitive, Unicode-normalising file system (macOS's, Windows') tells
+    names apart: canonically composed (NFC) and case folded, so ``A`` and ``a``, or ``é`` written as
+    one code point and as ``e`` + U+0301, are one folder there."""
+    return tuple(unicodedata.normalize("NFC", unicodedata.normalize("NFC", p).casefold()) for p in path.parts)
+
+
+def _unportable(parts: tuple[str, ...]) -> str | None:
+    """Why a path of these `parts` could not be checked out on Windows, or None: a reserved device
+    name, a character Windows forbids, or a name ending in a dot or a space."""
+    for part in parts:
+        if _WINDOWS_DEVICES.fullmatch(part.rstrip(" .")):
+            return f"{part!r} is a device name on Windows"
+        bad = next((ch for ch in part if ch in _WINDOWS_FORBIDDEN), None)
+        if bad is not None:
+            return f"{part!r} holds {bad!r}, which no Windows file name holds"
+        if part.endswith((".", " ")):
+            return f"{part!r} ends in {part[-1]!r}, which Windows drops"
+    return None
+
+
 def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Diagnostic]:
     """Refuse destinations that would lose data: an output folder that is an existing file, that
     holds (or is) an input or the working directory, that overlaps another output, or that already
@@ -74,6 +102,7 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
     """
     problems: list[Diagnostic] = []
     resolved = [(out, out.path.resolve()) for out in outputs]
+    folds = [folded(path) for _, path in resolved]
     guarded = [p.resolve() for p in protected]
     here = Path.cwd().resolve()  # named as such in a refusal: its display path is only "."
 
@@ -84,6 +113,11 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
 
     for i, (out, path) in enumerate(resolved):
         shown = display_path(out.path)
+        # the names below the working directory (a repository's), else the output's own name
+        unportable = _unportable(path.relative_to(here).parts if here in path.parents else (path.name,))
+        if unportable is not None:
+            bad(out, f"output {shown} cannot be written portably: {unportable}", "choose another name")
+            continue
         if out.is_file:
             if path.is_dir():
                 bad(out, f"{shown} is a folder; toolgen writes a file there", "choose another path")
@@ -102,11 +136,21 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
             )
             continue
         for j, (other, other_path) in enumerate(resolved):
-            if j != i and not other.is_file and (other_path == path or path in other_path.parents):
+            if j == i or other.is_file:
+                continue
+            if other_path == path or path in other_path.parents:
                 bad(
                     out,
                     f"output folders {shown} and {display_path(other.path)} overlap",
                     "give every API a separate folder",
+                )
+                break
+            if folds[j][: len(folds[i])] == folds[i]:
+                bad(
+                    out,
+                    f"output folders {shown} and {display_path(other.path)} differ only in case or Unicode "
+                    "normalisation: they overlap on macOS and Windows",
+                    "give every API a separate folder whose name differs in more than case",
                 )
                 break
         else:

@@ -37,7 +37,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..compile.load import checked_tree
+from ..compile.load import checked_tree, yaml_too_deep
 from ..compile.sourcemap import locate_ruamel
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import GeminiParameters, RegistryListing, names
@@ -58,6 +58,21 @@ def _known_artifact(value: str) -> str:
 
 
 KnownArtifact = Annotated[str, AfterValidator(_known_artifact)]
+
+
+def _path_text(value: str) -> str:
+    """A path of toolgen.yaml: text without control characters (a NUL cannot name a file on any
+    system, and a line break in a path is never meant)."""
+    bad = next((ch for ch in value if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+    if bad is not None:
+        raise ValueError(f"a path may not hold the control character {bad!r}")
+    if not value:
+        raise ValueError("a path may not be empty")
+    return value
+
+
+#: a path toolgen.yaml gives (an intent map, a spec, an output folder or file)
+PathText = Annotated[str, AfterValidator(_path_text)]
 
 
 class _Strict(BaseModel):
@@ -171,9 +186,9 @@ class RegistryConfig(_Strict):
 
 class ApiEntry(_Strict):
     name: str = Field(pattern=API_NAME_PATTERN, description="API name; also the Python package name.")
-    intent_map: str
-    out: str
-    spec: str | None = None
+    intent_map: PathText
+    out: PathText
+    spec: PathText | None = None
     emit: list[KnownArtifact] | None = None
     dialects: DialectsConfig | None = Field(
         None, description="This API's dialect choices (override the project's)."
@@ -212,7 +227,7 @@ class ProjectFile(_Strict):
     toolgen: Literal[1]
     apis: list[ApiEntry] = Field(default_factory=list)
     emit: list[KnownArtifact] = Field(default_factory=lambda: list(ALL_ARTIFACTS))
-    schema_out: str | None = Field(
+    schema_out: PathText | None = Field(
         "generated/intent-map.schema.json",
         description="Where to write the intent-map JSON Schema (null: don't).",
     )
@@ -295,6 +310,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
             "--project, or build one intent map: "
             "toolgen build INTENT_MAP --out DIR",
         ) from None
+    except RecursionError:
+        raise yaml_too_deep(text, display) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError(
             [Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from ..evals.provider_names import PROVIDERS
+from ..runtime.identity import ISSUER_CALLER_PREFIX
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,12 +43,33 @@ def stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
+def local_actor(actor_id: str) -> str:
+    """`actor_id` of `--actor` (`toolgen call`, `toolgen serve` over stdio or ``--no-auth``) when it
+    does not begin with `ISSUER_CALLER_PREFIX` (``jwt:``): such an id is an authorization server's
+    caller (``jwt:<iss>#<sub>``), and acting as it would spend that caller's limits, stored previews
+    and issued approvals. Raises `click.BadParameter` (exit 2) for one that does."""
+    if actor_id.startswith(ISSUER_CALLER_PREFIX):
+        raise click.BadParameter(
+            f"an actor id beginning {ISSUER_CALLER_PREFIX!r} is reserved for the callers of an "
+            "authorization server (jwt:<iss>#<sub>): acting as one would use its limits, previews and "
+            "approvals; to approve such a caller's preview use `toolgen approve --actor ID`",
+            param_hint="'--actor'",
+        )
+    return actor_id
+
+
 def actor_options(default: str, scopes_help: str) -> Callable[[F], F]:
-    """``--scopes`` (`scopes_help`) and ``--actor`` (into ``actor_id``, default `default`)."""
+    """``--scopes`` (`scopes_help`) and ``--actor`` (into ``actor_id``, default `default`; a ``jwt:``
+    id is refused by `local_actor`)."""
     return stacked(
         click.option("--scopes", default=None, help=scopes_help),
         click.option(
-            "--actor", "actor_id", default=default, show_default=True, help="Actor id for audit and receipts."
+            "--actor",
+            "actor_id",
+            default=default,
+            show_default=True,
+            callback=lambda ctx, param, value: local_actor(value),
+            help="Actor id for audit and receipts (not a jwt: id: those are an authorization server's callers).",
         ),
     )
 
@@ -92,6 +114,7 @@ __all__ = [
     "RECEIPTS_HELP",
     "actor_options",
     "endpoint_options",
+    "local_actor",
     "model_options",
     "registry_options",
     "stacked",

@@ -19,7 +19,9 @@ _code(
     "build",
     summary=(
         "An output folder would lose data: it is a file, holds (or is) an input or the working "
-        "directory, overlaps another output, or holds files toolgen does not write."
+        "directory, overlaps another output (also once case and Unicode normalisation are folded, as "
+        "macOS and Windows fold them), holds files toolgen does not write, or has a name Windows cannot "
+        "hold (`CON`, `a:b`)."
     ),
     fix="Choose another `out:` as the hint says (toolgen replaces its output folders whole).",
 )
@@ -235,4 +237,15 @@ _code(
         "Retry after the delay the description names; if the authorization server just rotated its keys "
         "the next fetch finds the new one. Check that `jwks_uri` answers."
     ),
+)
+_code(
+    "token-header-repeated",
+    "error",
+    "serve",
+    summary=(
+        "A request carries more than one `Authorization` header (a singleton field, RFC 9110 §5.3; "
+        "RFC 6750 §3.1 `invalid_request`): a proxy reading one and the server another would "
+        "authenticate two callers; answered 400 `invalid_request`, no token read."
+    ),
+    fix="Send exactly one `Authorization: Bearer <token>` header.",
 )

@@ -73,6 +73,14 @@ _code(
     fix="Fix the YAML syntax at the position named.",
 )
 _code(
+    "yaml-too-deep",
+    "error",
+    "input",
+    summary="An intent map or toolgen.yaml nests mappings and sequences more than 200 levels deep, past "
+    "what the YAML reader follows.",
+    fix="Flatten the value at the position named: no intent map or project file nests this deep.",
+)
+_code(
     "json-syntax",
     "error",
     "input",
@@ -246,6 +254,14 @@ _code(
     "schema",
     summary="A keyword of a spec schema has a value JSON Schema does not allow; it is dropped.",
     fix="Fix the schema in the spec.",
+)
+_code(
+    "schema-bound-too-large",
+    "warning",
+    "schema",
+    summary="A length or count bound of a spec schema is above 2**53 - 1; it is lowered to that limit, "
+    "which no instance reaches.",
+    fix="Write a bound of at most 2**53 - 1 in the spec.",
 )
 
 # the intent map

@@ -40,7 +40,7 @@ from .intent_members import (
     StrictModel,
     duration_s,
 )
-from .load import checked_tree
+from .load import checked_tree, yaml_too_deep
 from .sourcemap import locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]
@@ -430,6 +430,15 @@ class IntentMap(StrictModel):
 
     toolgen: Literal[1] = Field(description="Format version of the intent map.")
     spec: str | None = Field(None, description="Path of the OpenAPI document, relative to this file.")
+
+    @field_validator("spec")
+    @classmethod
+    def _spec_path(cls, value: str | None) -> str | None:
+        bad = next((ch for ch in value or "" if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+        if bad is not None:  # a NUL names no file on any system; a line break in a path is never meant
+            raise ValueError(f"a path may not hold the control character {bad!r}")
+        return value
+
     allow_external_refs: bool = Field(
         False, description="Bundle `$ref`s to other files (never URLs) into the spec before building."
     )
@@ -552,6 +561,8 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
             SourceLocation(display, mark.line + 1 if mark else None, mark.column + 1 if mark else None),
             "fix the YAML syntax at this position",
         ) from None
+    except RecursionError:
+        raise yaml_too_deep(text, display) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError(
             [Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]

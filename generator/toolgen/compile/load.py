@@ -356,6 +356,24 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 def _too_deep(text: str, display: str) -> DiagnosticError:
     """The error for a document nested past what the parser reads, at the first bracket that nests
     deeper than `MAX_DEPTH` (a flow-style or JSON document), else at the file."""
+    return _depth_error(_deepest_bracket(text, display))
+
+
+def yaml_too_deep(text: str, display: str) -> DiagnosticError:
+    """The error (``yaml-too-deep``) for one of toolgen's own YAML files (an intent map, toolgen.yaml)
+    nested past what its reader follows (ruamel.yaml recurses once a level: a few hundred flow
+    brackets end in a RecursionError), at the first bracket deeper than `MAX_DEPTH`, else at the file."""
+    return DiagnosticError.one(
+        "yaml-too-deep",
+        f"mappings and sequences nest more than {MAX_DEPTH} levels deep, past what the YAML reader follows",
+        _deepest_bracket(text, display),
+        "no intent map or project file nests this deep: flatten the value at this position",
+    )
+
+
+def _deepest_bracket(text: str, display: str) -> SourceLocation:
+    """Where the first bracket nesting deeper than `MAX_DEPTH` opens (brackets in double-quoted
+    strings skipped), else the file."""
     depth, in_string, escaped = 0, False, False
     for i, ch in enumerate(text):
         if in_string:
@@ -366,10 +384,10 @@ def _too_deep(text: str, display: str) -> DiagnosticError:
         elif ch in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                return _depth_error(SourceLocation(display, *_line_col(text, i)))
+                return SourceLocation(display, *_line_col(text, i))
         elif ch in "]}":
             depth -= 1
-    return _depth_error(SourceLocation(display))
+    return SourceLocation(display)
 
 
 def _depth_error(location: SourceLocation) -> DiagnosticError:

@@ -241,6 +241,8 @@ class _Checker:
         the schema cannot be evaluated (that proves nothing)."""
         from jsonschema import Draft202012Validator
 
+        from .schema.bounded import bounded_validator  # spec patterns in bounded time
+
         key = id(canonical)
         if key not in self._validators:
             root = self.root
@@ -249,7 +251,7 @@ class _Checker:
                 defs = {k: root[k] for k in ("$defs", "definitions") if k in root}
                 schema = {**defs, **schema}
             try:
-                self._validators[key] = Draft202012Validator(
+                self._validators[key] = bounded_validator()(
                     schema, format_checker=Draft202012Validator.FORMAT_CHECKER
                 )
             except Exception:  # noqa: BLE001 - a canonical schema jsonschema cannot load proves nothing
@@ -286,8 +288,10 @@ class _Checker:
         value counts as accepted, and the canonical schema must accept it)."""
         from jsonschema import Draft202012Validator
 
+        from .schema.bounded import bounded_validator  # spec patterns in bounded time
+
         try:
-            return Draft202012Validator(narrow, format_checker=Draft202012Validator.FORMAT_CHECKER)
+            return bounded_validator()(narrow, format_checker=Draft202012Validator.FORMAT_CHECKER)
         except Exception:  # noqa: BLE001 - see above
             return None
 

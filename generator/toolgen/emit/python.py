@@ -13,6 +13,7 @@ values and constraints reach it; it is then compiled here as a check before anyt
 
 from __future__ import annotations
 
+import ast
 import json
 import unicodedata
 import warnings
@@ -90,7 +91,11 @@ def package_files(ir: ApiIR, sources: dict[str, str] | None = None) -> dict[str,
 def models_pieces(plan: ModelsPlan) -> list[str]:
     """`models.py` before black, cut into the pieces black formats one at a time (`class_pieces`):
     datamodel-code-generator's module followed by the aliases."""
-    source = _generate(plan.document) if plan.document else '"""Argument models: this API has no tools."""\n'
+    source = (
+        exact_patterns(_generate(plan.document), plan.document)
+        if plan.document
+        else '"""Argument models: this API has no tools."""\n'
+    )
     if plan.aliases:
         tail = template_env().get_template("models_aliases.py.j2").render(aliases=plan.aliases)
         source = source.rstrip("\n") + "\n\n\n" + tail
@@ -104,6 +109,63 @@ def models_pieces(plan: ModelsPlan) -> list[str]:
 
 _FORBID_SINGLE = "\n    model_config = ConfigDict(\n        extra='forbid',\n    )\n"
 _FORBID_DOUBLE = '\n    model_config = ConfigDict(\n        extra="forbid",\n    )\n'
+
+
+def exact_patterns(source: str, document: str) -> str:
+    """`source` (datamodel-code-generator's module for `document`) with every pattern written as a
+    literal that evaluates to the spec's pattern exactly.
+
+    datamodel-code-generator writes a pattern as a raw literal when one can hold it, with its quote
+    and control characters escaped (`RAW_SINGLE_QUOTED_ESCAPES`): ``'`` becomes ``r'\\''``, whose value
+    is ``\\'``, the same regex but not the same text (the value pydantic reports, and a schema built
+    from the model, would differ from the spec's). Each raw literal whose value is the escaped text of
+    exactly one pattern of `document`, and not that pattern itself, is replaced by ``repr`` of that
+    pattern. Two patterns whose escaped texts are equal (a tab and ``\\t``: the same regex, as
+    datamodel-code-generator checks before it escapes) cannot be told apart in the module; their
+    literal keeps the escaped text, which is one of them."""
+    import io
+    import tokenize
+
+    from datamodel_code_generator._python_syntax import RAW_SINGLE_QUOTED_ESCAPES
+
+    by_escaped: dict[str, set[str]] = {}
+    for pattern in _patterns(json.loads(document)):
+        by_escaped.setdefault(pattern.translate(RAW_SINGLE_QUOTED_ESCAPES), set()).add(pattern)
+    lines = source.split("\n")
+    edits: list[tuple[int, int, int, str]] = []  # (row, start col, end col, new text), one line each
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type != tokenize.STRING or token.start[0] != token.end[0]:
+            continue
+        prefix = token.string[: len(token.string) - len(token.string.lstrip("rRbBuUfF"))]
+        if "r" not in prefix.lower() or "f" in prefix.lower() or "b" in prefix.lower():
+            continue
+        value = ast.literal_eval(token.string)
+        found = by_escaped.get(value, set())
+        if len(found) == 1 and value not in found:
+            edits.append((token.start[0], token.start[1], token.end[1], repr(next(iter(found)))))
+    for row, start, end, text in reversed(edits):
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + text + line[end:]
+    return "\n".join(lines)
+
+
+def _patterns(node: Any) -> set[str]:
+    """Every ``pattern`` string of a JSON Schema document (not a property called so)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key == "pattern" and isinstance(value, str):
+                    out.add(value)
+                elif key in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+                    stack.extend(value.values())
+                elif key not in ("enum", "const"):
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
 
 
 def warm_up() -> str:

@@ -33,6 +33,7 @@ from .words import (
     ABBREVIATIONS,
     ACTION_PHRASES,
     ACTION_WORDS,
+    DEGREE_WORDS,
     GENERIC_ACTION,
     NOUN_SYNONYMS,
     PATH_ACTIONS,
@@ -198,8 +199,16 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
 
 def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]]:
     """`query_terms`, plus the terms the request itself names (without added synonyms) and the terms of
-    its object: the words before the first preposition ("remove *the bug label* from issue 12")."""
+    its object: the words before the first preposition ("remove *the bug label* from issue 12").
+
+    How a request is said counts too: a clause that says what it does not want ("without deleting the
+    disk", `_NEGATED`) is dropped; "stop showing X" asks to delete, not to show; "open" before an item
+    named by its id reads it; after an imperative verb the word tables do not know ("watch", "clear")
+    a read word further on ("so I get notified about all activity") asks for no read; "me" as the
+    object ("who is following me") is the authenticated user; a question answered yes or no (`YES_NO`)
+    asks to check."""
     first = split_words(query)[:1]
+    query = _NEGATED.sub(" ", query)
     text = (
         " "
         + " ".join(split_words(_OPAQUE.sub(" ", _VALUE.sub(lambda m: f" {m.group(1) or ''} ", query))))
@@ -214,7 +223,10 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
     stopped = _STOPPED.search(text)
     if stopped:
         verb = _gerund_stem(stopped.group(2))
-        text = text[: stopped.start()] + f" delete un{verb} {verb} " + text[stopped.end() :]
+        # the undone verb is no action asked for: "stop showing X" does not ask to show (its -ing form
+        # stays, a word to search for, when the verb itself would ask for an action class)
+        said = stopped.group(2) if any(verb in ws for ws in ACTION_WORDS.values()) else verb
+        text = text[: stopped.start()] + f" delete un{verb} {said} " + text[stopped.end() :]
         actions.add("delete")
     for phrase, api_words in sorted(PHRASE_SYNONYMS.items(), key=lambda kv: (-len(kv[0]), kv[0])):
         if f" {phrase} " in text:
@@ -223,16 +235,11 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
         if f" {phrase} " in text:
             actions.add(action)
             text = text.replace(f" {phrase} ", f" {action} ")
-    words = [w for w in text.split() if len(w) > 1 or w.isdigit()]
-    if words:
-        first_actions = {a for a, ws in ACTION_WORDS.items() if words[0] in ws}
-        actions |= first_actions
-    for word in words:
-        for action, synonyms in ACTION_WORDS.items():
-            if word in synonyms and word not in ("issue", "file", "all", "open", "close", "what", "which"):
-                actions.add(action)
-    if "all" in words or "every" in words:
-        actions.add("list")
+    # "me" as what a request acts on ("who is following me", "issues assigned to me") is the authenticated
+    # user; after a verb of giving ("show me", "give me") or "for" it is only who asks
+    text = _ME.sub(r"\1 me authenticated user ", text)
+    words = [w for w in text.split() if (len(w) > 1 or w.isdigit()) and w not in DEGREE_WORDS]
+    actions |= _word_actions(words, query)
     if "list" in actions and "get" in actions and words and words[0] not in ACTION_WORDS["get"]:
         actions.discard("get")
     named = [w for w in words if w in PATH_ACTIONS]
@@ -243,6 +250,8 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
     if first[:1] and first[0] in QUESTION_WORDS:  # a question reads: "which brands have we set up?"
         actions = (actions & READS) or {"list" if any(_plural(w) for w in words) else "get"}
     words = [w for w in words if w not in READ_VERBS]  # their action class stands for them
+    if first[:1] and first[0] in YES_NO:  # "is the audiobook 18yV in my library?" asks to check
+        words.append("check")
     expanded = [*words, *(w for word in words for w in WORD_SYNONYMS.get(word, ()))]
     terms = [w for w in _expand(expanded) if w not in STOP_WORDS and not w.isdigit()]
     own = [w for w in _expand(words) if w not in STOP_WORDS and not w.isdigit()]
@@ -266,6 +275,60 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
 #: verb's action ("stop following X"); further on, "stop" is no request of its own ("accept a dispute
 #: and stop fighting it")
 _STOPPED = re.compile(r"^ (?:please )?(stop|quit|cease|no longer) ([a-z]{3,}ing) ")
+
+
+#: the first words of a question answered yes or no (`QUESTION_WORDS` that are verbs): such a question
+#: asks to check ("have I already saved the podcast 5CfC?")
+YES_NO = frozenset(("am", "are", "did", "do", "does", "has", "have", "is", "was", "were"))
+#: "me" after a word that is no verb of giving or telling, nor "for": what the request acts on
+_ME = re.compile(
+    r"( (?!(?:show|give|tell|let|lets|send|get|find|bring|help|remind|email|take|for) )[a-z0-9]+) me "
+)
+
+
+#: a clause that says what a request does not ask for ("without deleting the disk", "but keep its
+#: disks", "not the playlist itself"), up to the next comma, bracket or dash: its words are no search
+_NEGATED = re.compile(
+    r"(?i)\b(?:without|don['\u2019]?t|doesn['\u2019]?t|do not|does not|not|never"
+    r"|but keep|but leave|rather than|instead of)\b"
+    r"(?:(?! - )[^,;()!?])*"
+)
+
+
+def _word_actions(words: list[str], query: str) -> set[str]:
+    """The action classes the words of a request ask for (`ACTION_WORDS`): its first word's, and each
+    other word's. "open" before an item named by its id reads it ("open template 5c1f and show its
+    roles"); after an imperative verb no action class knows ("watch", "clear", "commit") a read word
+    further on ("... so I get notified about all activity") asks for no read."""
+    if not words:
+        return set()
+    actions = {a for a, ws in ACTION_WORDS.items() if words[0] in ws}
+    if words[0] == "open" and names_one(query) and not any(w in ACTION_WORDS["create"] for w in words[1:]):
+        actions = {"get"}
+    unknown_verb = _unknown_verb(words[0]) and words[1:2] != ["to"]  # not "like to see"
+    for word in words:
+        for action, synonyms in ACTION_WORDS.items():
+            if (
+                word in synonyms
+                and word not in ("issue", "file", "all", "open", "close", "what", "which")
+                and not (unknown_verb and action in READS)
+            ):
+                actions.add(action)
+    if ("all" in words or "every" in words) and not unknown_verb:
+        actions.add("list")
+    return actions
+
+
+def _unknown_verb(word: str) -> bool:
+    """Whether `word`, the first of a request, is none of the words whose meaning search knows: no action
+    class's, no question word, no function word, no number (an imperative verb such as "watch", "clear")."""
+    return not (
+        word.isdigit()
+        or word in QUESTION_WORDS
+        or word in STOP_WORDS
+        or word in PATH_ACTIONS
+        or any(word in ws for ws in ACTION_WORDS.values())
+    )
 
 
 def _gerund_stem(word: str) -> str:

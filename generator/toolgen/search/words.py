@@ -7,7 +7,7 @@ classes and the words that ask for them (`ACTION_WORDS`), phrases that ask for a
 (`ACTION_PHRASES`) or that name an API's thing (`PHRASE_SYNONYMS`), everyday words and the API words
 added for them (`WORD_SYNONYMS`), abbreviations spelled out on both sides of the index (`ABBREVIATIONS`,
 `NOUN_SYNONYMS`), the verbs a path ends with (`PATH_ACTIONS`) and the function words of a request
-(`STOP_WORDS`, `READ_VERBS`, `QUESTION_WORDS`, `PREPOSITIONS`).
+(`STOP_WORDS`, `READ_VERBS`, `QUESTION_WORDS`, `PREPOSITIONS`, `DEGREE_WORDS`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ __all__ = [
     "ABBREVIATIONS",
     "ACTION_PHRASES",
     "ACTION_WORDS",
+    "DEGREE_WORDS",
     "GENERIC_ACTION",
     "NOUN_SYNONYMS",
     "PATH_ACTIONS",
@@ -113,6 +114,10 @@ READ_VERBS = _set(
 QUESTION_WORDS = _set(
     "am are did do does has have how is was were what whats when where which who whom whose why"
 )
+#: adverbs of degree a request adds for emphasis ("delete task 12 entirely"): no thing to search for,
+#: and rare enough in the example requests of an index to outweigh the words that are (dropped from
+#: requests only; the index's documents keep them)
+DEGREE_WORDS = _set("altogether completely entirely totally")
 #: words that end a request's object: what follows them is context ("from issue 12")
 PREPOSITIONS = _set(
     "about across after at before between by for from in inside into of on onto since to under with within"

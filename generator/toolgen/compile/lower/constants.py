@@ -28,8 +28,10 @@ def single_value(schema: Any) -> tuple[Any] | None:
     import jsonschema  # imported when a constant is found: a build that reuses its lowering needs none
     from referencing.exceptions import Unresolvable
 
+    from ..schema.bounded import bounded_validator  # spec patterns in bounded time
+
     try:
-        valid = jsonschema.Draft202012Validator(schema).is_valid(found[0])
+        valid = bounded_validator()(schema).is_valid(found[0])
     except (jsonschema.exceptions.SchemaError, Unresolvable, RecursionError):
         return None
     return found if valid else None

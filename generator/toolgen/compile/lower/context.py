@@ -69,6 +69,8 @@ class Ctx:
     #: (`toolgen.compile.lower.reuse`); None: every operation is lowered
     remember: Remember | None = None
     keys: Any = None  # the `reuse.OperationKeys` of this document, with `remember`
+    #: the last build's tools of each intent (`remembered_tools.IntentTools`), with `keys`; None: computed
+    tools: Any = None
 
 
 class Skip(Exception):

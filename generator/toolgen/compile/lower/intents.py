@@ -32,9 +32,10 @@ from ..operations import (
 from ..schema import Interner, SchemaBudget, SchemaConverter
 from .composites import lower_composites
 from .context import Ctx, Skip
+from .remembered_tools import IntentTools, intent_tools
+from .resolve import resolve_intent
 from .reuse import OperationKeys, inferred_intent
 from .routing import add_routing_notes, describe_toolsets
-from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
 READ_VERBS = (
@@ -66,6 +67,7 @@ def lower(
     progress: Callable[[int, int], None] | None = None,
     remember: Remember | None = None,
     keys: OperationKeys | None = None,
+    tools: IntentTools | None = None,
 ) -> ApiIR:
     """Lower every intent (explicit tools first, then include groups) to tools.
 
@@ -76,7 +78,8 @@ def lower(
     is remembered through it (`toolgen.compile.lower.reuse`; the build cache); the IR is the same.
     `keys`: what names each operation's lowering to `remember` (default: `OperationKeys` of `doc`
     and `intents`, valid across builds); a caller that keys more by them (the lint stage, init's
-    draft lowerings) passes its own.
+    draft lowerings) passes its own. `tools`: each intent's tools as the last build made them
+    (`toolgen.compile.lower.remembered_tools`), with `remember`; the IR is the same.
     """
     model = intents.model
     budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
@@ -88,9 +91,10 @@ def lower(
         SchemaConverter(doc, sink, budget),
         remember=remember,
         keys=(keys or OperationKeys(doc, intents, api_name)) if remember is not None else None,
+        tools=tools if remember is not None else None,
     )
     operations = list_operations(doc)
-    tools: list[Tool] = []
+    made: list[Tool] = []
     authored: set[str] = set()  # tools whose description the intent map gives: its author's routing stands
     covered: dict[str, str] = {}
     skipped: list[SkippedOperation] = []
@@ -139,14 +143,15 @@ def lower(
             )
             continue
         try:
-            new = lower_intent(ctx, op, key, intent, ("tools", key), explicit=True)
+            resolved = resolve_intent(ctx.intents, key, intent, ("tools", key), explicit=True)
+            new = intent_tools(ctx, op, resolved, shared=shared)
         except Skip as skip:
             sink.error(skip.code, skip.message, skip.location, skip.hint)
             continue
         except DiagnosticError as exc:
             sink.extend(exc.diagnostics)
             continue
-        tools.extend(shared(tool) for tool in new)
+        made.extend(new)
         covered.setdefault(op.pointer, key)
         if intent.description:
             authored.update(tool.name for tool in new)
@@ -160,7 +165,10 @@ def lower(
                 continue
             try:
                 intent, name = _infer_intent(ctx, op, group)
-                new = lower_intent(ctx, op, name, intent, ("include", index), explicit=False, group=group)
+                resolved = resolve_intent(
+                    ctx.intents, name, intent, ("include", index), explicit=False, group=group
+                )
+                new = intent_tools(ctx, op, resolved, shared=shared)
             except Skip as skip:
                 sink.warning(
                     skip.code,
@@ -178,12 +186,12 @@ def lower(
                 skipped.append(SkippedOperation(_op_ref(op), first.message, first.code))
                 covered[op.pointer] = ""
                 continue
-            tools.extend(shared(tool) for tool in new)
+            made.extend(new)
             covered[op.pointer] = name
 
-    tools.extend(shared(tool) for tool in lower_composites(ctx, operations, by_ref, {t.name for t in tools}))
-    tools = add_routing_notes(tools, authored)
-    check_reserved_names(ctx, tools)
+    made.extend(shared(tool) for tool in lower_composites(ctx, operations, by_ref, {t.name for t in made}))
+    made = add_routing_notes(made, authored)
+    check_reserved_names(ctx, made)
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     base_url = model.api.base_url or _server_url(doc)
@@ -195,11 +203,11 @@ def lower(
         base_url=base_url,
         spec_display=doc.display,
         intent_display=intents.display,
-        tools=tuple(sorted(tools, key=lambda t: t.name)),
+        tools=tuple(sorted(made, key=lambda t: t.name)),
         operations=ops,
         covered=tuple(p for p, name in covered.items() if name),
         skipped=tuple(skipped),
-        toolsets=describe_toolsets(toolsets_of(ctx), tools),
+        toolsets=describe_toolsets(toolsets_of(ctx), made),
     )
 
 

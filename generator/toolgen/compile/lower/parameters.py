@@ -561,7 +561,9 @@ def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
     """Why `value` does not validate against `schema` (JSON Schema 2020-12), or None."""
     import jsonschema  # imported when a value is checked: a build that reuses its lowering needs none
 
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    from ..schema.bounded import bounded_validator  # spec patterns in bounded time
+
+    error = jsonschema.exceptions.best_match(bounded_validator()(schema).iter_errors(value))
     return None if error is None else error.message
 
 

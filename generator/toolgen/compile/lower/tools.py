@@ -43,6 +43,13 @@ def lower_intent(
     whose policy rows are one base row with each mode's members replaced. Raises `Skip` (and
     `DiagnosticError`) when the operation cannot become these tools."""
     resolved = resolve_intent(ctx.intents, key, intent, where, explicit=explicit, group=group)
+    return lower_resolved(ctx, op, resolved)
+
+
+def lower_resolved(ctx: Ctx, op: Operation, resolved: ResolvedIntent) -> list[Tool]:
+    """`lower_intent` of the intent `resolve_intent` gave `resolved` (its key, where it sits, whether
+    it is explicit and its include group are the resolved intent's)."""
+    key, where, explicit, group = resolved.key, resolved.where, resolved.explicit, resolved.group
     lowered = lowered_operation(ctx, op, resolved)
     ctx.sink.extend(resolved.findings)
     defaults = ctx.intents.model.defaults

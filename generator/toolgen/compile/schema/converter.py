@@ -17,7 +17,7 @@ from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from ...pointer import join_pointer, resolve_pointer
 from ..load import SpecDocument
 from .composition import CompositionMixin, admit_dropped, drop_properties
-from .formats import finish_values, value_keyword
+from .formats import COUNT_KEYS, MAX_COUNT, finish_values, value_keyword
 from .nullability import ReadWriteMixin, make_nullable
 from .refs import RefsMixin, Scc, def_name_for_pointer
 from .satisfiable import repair
@@ -284,6 +284,8 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
                 expected = value_keyword(key, value, out, node)
                 if expected is not None:
                     self._invalid_keyword(pointer, key, value, expected)
+                elif key in COUNT_KEYS and out[key] > MAX_COUNT:
+                    self._lowered_bound(pointer, key, out)
         _drop_required(out, dropped)
         finish_values(out, node, context)
         if context == "input":
@@ -306,6 +308,17 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
             self.doc.locate(join_pointer(pointer, key)),
             "fix the schema in the spec",
         )
+
+    def _lowered_bound(self, pointer: str, key: str, out: JSONSchema) -> None:
+        """A length or count bound above `MAX_COUNT`: lowered to it, with a located warning."""
+        self.sink.warning(
+            "schema-bound-too-large",
+            f"`{key}: {show(out[key])[:40]}` is above 2**53 - 1, the largest count a validator reads "
+            f"exactly; lowered to {MAX_COUNT} (no instance is that long)",
+            self.doc.locate(join_pointer(pointer, key)),
+            f"write a {key} of at most {MAX_COUNT} in the spec",
+        )
+        out[key] = MAX_COUNT
 
 
 class _Noting(DiagnosticSink):

@@ -54,6 +54,25 @@ _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "ar
 
 _INVALID: Any = object()
 
+#: the length and count keywords (``maxLength``, ``minItems``, ...): non-negative integers
+COUNT_KEYS = frozenset(
+    {
+        "maxLength",
+        "minLength",
+        "maxItems",
+        "minItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+    }
+)
+#: The largest length or count bound kept as written: 2**53 - 1, the largest integer every JSON reader
+#: reads exactly (RFC 8259 §6). A larger one (``maxLength: 1e300``) is lowered to it: no instance is
+#: that long, so a maximum keeps its meaning and a minimum stays unreachable (never dropped, which would
+#: accept more), and pydantic, whose length bounds are 64-bit, can build the argument model.
+MAX_COUNT = 2**53 - 1
+
 
 def _valid_type(value: Any) -> Any:
     """The `type` keyword normalised (`normalise_type`), or None when it names no JSON type: a
@@ -75,7 +94,7 @@ def _non_negative_int(value: Any) -> Any:
 
 
 def _number(value: Any) -> Any:
-    return value if is_number(value) and math.isfinite(value) else _INVALID
+    return value if is_number(value) and (isinstance(value, int) or math.isfinite(value)) else _INVALID
 
 
 def _regex(value: Any) -> Any:

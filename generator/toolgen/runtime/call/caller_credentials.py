@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import threading
 from collections import OrderedDict
@@ -57,6 +58,8 @@ ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 #: Seconds before its ``expires_in`` an exchanged token stops being used (at most a tenth of its life).
 EXPIRY_MARGIN_S = 30.0
+#: An RFC 6750 §2.1 ``b64token``: what an ``Authorization: Bearer`` header may carry.
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 #: Longest an exchanged token is cached (seconds), whatever its ``expires_in`` says.
 MAX_CACHED_S = 86_400
 #: The most bytes of a token endpoint's answer read.
@@ -215,7 +218,9 @@ class TokenExchange:
         """The issued token of the token endpoint's answer `outcome` (the call path's `Outcome`:
         ``status``, ``content``, failure ``kind``), cached for this caller. The answer must issue what
         was asked: ``issued_token_type`` the access-token type (RFC 8693 §2.2.1, required) and
-        ``token_type`` ``Bearer`` (RFC 6749 §5.1, any case); a refresh or ID token is never sent.
+        ``token_type`` ``Bearer`` (RFC 6749 §5.1, any case); a refresh or ID token is never sent,
+        nor an ``access_token`` that is no RFC 6750 §2.1 ``b64token`` (a line break, a space, a NUL or
+        a non-ASCII character: it would end, split or break the ``Authorization`` header).
         Raises `ToolError` ``credential_unavailable`` (retryable when the endpoint could not be
         reached or failed, 5xx; not when it refused, 4xx), never naming a token."""
         status = outcome.status
@@ -244,6 +249,14 @@ class TokenExchange:
         token, expires = answer.get("access_token"), answer.get("expires_in")
         if not isinstance(token, str) or not token:
             raise self._failed(tool, "the authorization server's answer holds no access_token", False, status)
+        if not _B64TOKEN.fullmatch(token):  # a line break would end the header, a space split it
+            raise self._failed(
+                tool,
+                "the authorization server's access_token is not a bearer token (RFC 6750 section 2.1: "
+                "letters, digits and -._~+/ then =)",
+                False,
+                status,
+            )
         issued, kind = answer.get("issued_token_type"), answer.get("token_type")
         if issued != ACCESS_TOKEN_TYPE or not isinstance(kind, str) or kind.lower() != "bearer":
             raise self._failed(

@@ -22,6 +22,10 @@ Output: `JwtVerifier.verify_token(token)` → the SDK's `AccessToken` (``subject
 middleware answers ``401`` (RFC 6750 ``invalid_token``). A token is accepted only when all of these
 hold (RFC 7519, RFC 9068 §4, RFC 8725):
 
+- its header and claims are I-JSON (RFC 7493: no duplicate member name, RFC 7515 §5.2; no lone
+  surrogate, byte-order mark, ``NaN`` or ``Infinity``), and ``exp``/``nbf``/``iat`` are JSON
+  numbers (RFC 7519 §2 NumericDate: never a string such as ``"1796656097"``, never ``true``);
+  ``sub`` is a non-empty string without a control character (it makes the caller id);
 - it is a JWS in compact form whose header ``alg`` is one of `algorithms` (never ``none``, never an
   HMAC algorithm: the keys are public), whose header ``typ`` is ``at+jwt`` (RFC 9068 §4: an ID
   token replayed as an access token is refused; `typ: any` skips this for authorization servers
@@ -52,7 +56,9 @@ Errors: `AuthorizationServerError` (a ValueError) names the file, line and colum
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import math
 import os
 import re
 import stat
@@ -109,6 +115,8 @@ ACCESS_TOKEN_TYPES = ("at+jwt", "application/at+jwt")
 #: Claims only an OpenID Connect ID token carries (OpenID Connect Core 1.0 §2, §3.1.3.6).
 ID_TOKEN_CLAIMS = ("nonce", "at_hash", "c_hash")
 _SHOWN = re.compile(r"[A-Za-z0-9+./-]{1,40}")
+#: A control character (C0, DEL, C1): never in a subject, which every store and log names.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class AuthorizationServerError(ValueError):
@@ -349,8 +357,8 @@ class JwtVerifier:
         ``kid`` names no key the cache holds or may fetch now); None for every other refusal."""
         import jwt
 
-        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH:
-            return None
+        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH or not _is_i_json(token):
+            return None  # not I-JSON: a duplicate member, a lone surrogate, NaN (RFC 7493, RFC 7515 §5.2)
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -378,8 +386,13 @@ class JwtVerifier:
             )
         except (jwt.PyJWTError, ValueError, TypeError):
             return None
-        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
-            return None
+        if (
+            not isinstance(claims.get("sub"), str)
+            or not claims["sub"]
+            or _CONTROL.search(claims["sub"])
+            or any(name in claims and not _is_numeric_date(claims[name]) for name in ("exp", "nbf", "iat"))
+        ):
+            return None  # no subject; a time "1796656097" or true, which the library reads with int()
         if self.server.typ == "any" and any(name in claims for name in ID_TOKEN_CLAIMS):
             return TokenRefusal(  # typ not read: an ID token is still told by its own claims
                 "token-not-access-token",
@@ -405,6 +418,57 @@ class JwtVerifier:
             subject=str(claims["sub"]),
             claims={"iss": claims["iss"]},
         )
+
+
+def _is_i_json(token: str) -> bool:
+    """Whether `token` is three dot-separated segments whose first two (header, claims) `_i_json` reads."""
+    parts = token.split(".")
+    return len(parts) == 3 and all(_i_json(p) is not None for p in parts[:2])
+
+
+def _i_json(segment: str) -> dict[str, Any] | None:
+    """The JSON object a compact JWS segment (base64url) encodes, read as I-JSON (RFC 7493 §2):
+    UTF-8 without a byte-order mark, no duplicate member name (RFC 7515 §5.2, RFC 7519 §4: a parser
+    keeping the last ``sub`` and one keeping the first would see two callers), no lone surrogate,
+    no ``NaN``/``Infinity``. None for anything else (nested too deep included)."""
+    import binascii
+
+    try:
+        raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        value = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=_unique_members, parse_constant=_no_constant
+        )
+    except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
+        return None
+    if not isinstance(value, dict) or _has_lone_surrogate(value):
+        return None
+    return value
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ValueError("duplicate member name")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def _is_numeric_date(value: Any) -> bool:
+    """A NumericDate (RFC 7519 §2): a JSON number (integer or not), never a string or a boolean."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _is_access_token_type(typ: Any) -> bool:

@@ -23,7 +23,10 @@ annotations) and results are exactly what the runtime returns:
   ``rate_limited`` error (a tool's limit, `toolgen.runtime.pipeline.rate_limits`) carries HTTP 429's
   meaning where MCP has no status: ``_meta["toolgen/status"]`` 429 and ``_meta["toolgen/retry_after"]``
   (seconds, as ``error.details.retry_after``; null when the call can never fit);
-- protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
+- protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params) whose message
+  shows the name as an audit event records it (`audit.audit_text`: at most `UNKNOWN_TOOL_SHOWN`
+  characters, unsafe ones escaped, a longer or changed name's length and SHA-256 appended) and whose
+  ``data`` is ``{"code": "unknown_tool", "tool": <that text>}``.
 
 Tools by identity (`toolgen.runtime.identity`): ``tools/list`` holds only the tools the caller's
 scopes allow (MCP 2026-07-28: the list MAY vary with the authorization presented), so it is sent with
@@ -57,6 +60,7 @@ import anyio
 import jsonschema_rs
 
 from ...pointer import join_pointer
+from ..audit import audit_text
 from ..call.response_body import mismatch_text
 from ..errors import make_error
 from ..telemetry import record_outcome, tool_call_span
@@ -73,6 +77,11 @@ LIST_CACHE_SCOPE = "public"
 LIST_CACHE_SCOPE_PER_CALLER = "private"
 REPLAYED_META_KEY = "toolgen/replayed"
 REQUEST_META_KEY = "toolgen/request"
+
+
+#: Most characters of an unknown tool's name shown in the JSON-RPC error (the caller typed it: a
+#: name of any length would otherwise come back whole).
+UNKNOWN_TOOL_SHOWN = 80
 
 
 #: Longest ``preview_id``, ``approval_id`` or ``approved_by`` of an approval in ``_meta`` (an
@@ -306,7 +315,10 @@ def build_server(
         if search is not None and name == SEARCH_TOOL_NAME:
             return to_call_tool_result(search.run(params.arguments or {}, who))
         if name not in registry.specs:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
+            shown = audit_text(name, UNKNOWN_TOOL_SHOWN)
+            raise MCPError(
+                types.INVALID_PARAMS, f"Unknown tool: {shown}", {"code": "unknown_tool", "tool": shown}
+            )
         refused = registry.refuse_hidden(name, who)
         if refused is not None:
             return to_call_tool_result(refused)

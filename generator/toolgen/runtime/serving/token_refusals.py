@@ -9,6 +9,11 @@ needed; a key the authorization server has not published yet) reports it with `r
 ...}`` (RFC 6750 §3: ``invalid_token`` stays the error; the code is registered in `toolgen.codes`,
 stage ``serve``). Refusals no verifier reported keep the SDK's answer, which says nothing of why.
 
+A request carrying more than one ``Authorization`` header (a singleton field, RFC 9110 §5.3) is
+answered ``400`` ``invalid_request`` (RFC 6750 §3.1) with the code ``token-header-repeated`` before
+any token is read: a proxy in front reading the last and the server the first would authenticate two
+different callers for one request.
+
 Input: refusals reported while one HTTP request is authenticated. Output: that request's ``401``
 rewritten; every other answer, and every scope other than ``http``, passed through untouched.
 """
@@ -70,6 +75,9 @@ class ExplainRefusals:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
+        if sum(name.lower() == b"authorization" for name, _ in scope.get("headers") or ()) > 1:
+            await _refuse_repeated(send)  # before any token is read: which one would be the caller's?
+            return
         reported: list[TokenRefusal] = []
         owed: list[bytes] = []  # the rewritten body, sent in place of the SDK's (and its parts swallowed)
 
@@ -110,3 +118,32 @@ def _headers(
             value = _DESCRIPTION.sub(lambda _: described, value, count=1)
         out.append((name, value))
     return out
+
+
+#: the answer to a request with more than one Authorization header
+REPEATED = TokenRefusal(
+    "token-header-repeated",
+    "the request carries more than one Authorization header: send exactly one (RFC 6750 section 3.1)",
+)
+
+
+async def _refuse_repeated(send: Callable[[Message], Awaitable[None]]) -> None:
+    """``400`` ``invalid_request`` with `REPEATED` in the challenge and the JSON body."""
+    body = json.dumps(
+        {"error": "invalid_request", "error_description": REPEATED.description, "code": REPEATED.code}
+    ).encode("ascii")
+    challenge = (
+        f'Bearer error="invalid_request", error_description="{REPEATED.description} ({REPEATED.code})"'
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode("ascii")),
+                (b"www-authenticate", challenge.encode("ascii")),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})

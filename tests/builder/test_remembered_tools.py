@@ -1,0 +1,241 @@
+"""The last build's tools taken whole (`toolgen.compile.lower.remembered_tools`, kept by
+`toolgen.builder.incremental.LastTools`), on the draft `toolgen init` writes for this repository's GitHub
+slice: after each edit a person makes to it (a tool's description, a tool removed, a tool renamed, an
+intent's effect, scope and approval, a toolset, a `toolgen.yaml` setting, a schema many operations
+use), a build with the cache writes the bytes and reports the findings of a build without it, having
+made again only the tools the edit reached. A remembered entry that no longer holds what its key
+says is caught (the placement), or shows in the comparison (a stale one); a foreign one is ignored."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.build import REPO, run
+from tests.support.profiles import examples
+
+from toolgen.builder.build import ApiBuild, build_project
+from toolgen.builder.cache import Cache
+from toolgen.builder.incremental import LastTools
+from toolgen.builder.project import load_project
+
+Edit = Callable[[Path], None]
+#: the intents of the draft (`tools:`)
+INTENTS = 16
+
+
+def _draft(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`toolgen init`'s draft of the GitHub slice in `folder`, as a project."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder / "home-cache"))  # the user's MAC key, made fresh
+    shutil.copy(REPO / "specs" / "github.slice.json", folder / "github.slice.json")
+    monkeypatch.chdir(folder)
+    result = run("init", "github.slice.json", "--name", "gh")
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture
+def draft(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return _draft(tmp_path, monkeypatch)
+
+
+def _build(folder: Path, cache: Cache | None) -> ApiBuild:
+    _, builds = build_project(load_project(folder / "toolgen.yaml"), cache=cache)
+    (build,) = builds
+    return build
+
+
+def _assert_same(warm: ApiBuild, cold: ApiBuild) -> None:
+    assert warm.files == cold.files
+    assert [d.render() for d in warm.diagnostics] == [d.render() for d in cold.diagnostics]
+
+
+def _map(folder: Path) -> Path:
+    return folder / "intent_maps" / "gh.yaml"
+
+
+def _sub(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _describe(folder: Path) -> None:
+    _sub(
+        _map(folder),
+        "    operation: issues/get\n",
+        '    operation: issues/get\n    description: "One issue."\n',
+    )
+
+
+def _remove(folder: Path) -> None:
+    text = _map(folder).read_text(encoding="utf-8")
+    block = re.search(r"\n  issues_lock:\n(    .*\n)+", text)
+    assert block is not None
+    _map(folder).write_text(text.replace(block.group(0), "\n", 1), encoding="utf-8")
+
+
+def _rename(folder: Path) -> None:
+    _sub(_map(folder), "\n  issues_get:\n", "\n  issues_fetch:\n")
+
+
+def _intent(folder: Path) -> None:
+    """issues_create: a destructive effect, another scope, no approval."""
+    text = _map(folder).read_text(encoding="utf-8")
+    start = text.index("\n  issues_create:\n")
+    end = text.index("\n\n", start)
+    block = (
+        text[start:end]
+        .replace("effect: write", "effect: destructive")
+        .replace("permission: gh:write", "permission: [gh:write, issues:admin]")
+        .replace("approval: required", "approval: never")
+    )
+    _map(folder).write_text(text[:start] + block + text[end:], encoding="utf-8")
+
+
+def _toolsets(folder: Path) -> None:
+    """The search tool moves to the repos toolset, and the pulls toolset is deferred."""
+    _sub(_map(folder), "    toolset: search\n", "    toolset: repos\n")
+    _sub(
+        _map(folder),
+        'Tools for pulls, merge.", loading: eager}',
+        'Tools for pulls, merge.", loading: deferred}',
+    )
+
+
+def _setting(folder: Path) -> None:
+    """toolgen.yaml: Gemini's parameters as JSON Schema, and a lint rule turned off."""
+    with (folder / "toolgen.yaml").open("a", encoding="utf-8") as fh:
+        fh.write(
+            "dialects: {gemini: {parameters: json_schema}}\nlint: {severity: {catalog-too-many-tokens: off}}\n"
+        )
+
+
+def _spec(folder: Path) -> None:
+    """A description and a property added to `simple-user`, which many operations' answers reach."""
+    _sub(
+        folder / "github.slice.json",
+        '"simple-user": {',
+        '"simple-user": {"description": "A GitHub user (edited).", "x-edited": true,',
+    )
+
+
+EDITS: dict[str, Edit] = {
+    "description": _describe,
+    "removal": _remove,
+    "rename": _rename,
+    "effect, scope, approval": _intent,
+    "toolsets": _toolsets,
+    "toolgen.yaml": _setting,
+    "spec": _spec,
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_a_build_after_an_edit_equals_a_build_without_the_cache(draft: Path, edit: str) -> None:
+    cache = Cache(draft / "cache")
+    first = _build(draft, cache)
+    assert first.computed["tools"] == INTENTS  # every intent of the draft, made once
+    again = _build(draft, cache)
+    _assert_same(again, first)
+    assert again.computed["tools"] < first.computed["tools"]  # the others were taken whole
+    EDITS[edit](draft)
+    warm = _build(draft, cache)
+    _assert_same(warm, _build(draft, None))
+
+
+def test_one_description_makes_one_intent_again(draft: Path) -> None:
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    settled = _build(draft, cache).computed["tools"]  # those that report something, every time
+    _describe(draft)
+    assert _build(draft, cache).computed["tools"] == settled + 1
+
+
+def _entry(cache: Cache) -> tuple[LastTools, dict[str, tuple[Any, ...]]]:
+    """The draft's `LastTools` and the table its entry holds."""
+    last = LastTools(cache, "gh")
+    found = cache.get(LastTools.kind, last.key)
+    assert found is not None
+    return last, pickle.loads(found)
+
+
+def test_tools_placed_otherwise_are_made_again(draft: Path) -> None:
+    """A remembered entry whose policy rows hold another toolset than `place` gives now (what an
+    earlier tool's toolset would change) is not taken: the build equals one without the cache."""
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    last, table = _entry(cache)
+    assert table
+    moved = {
+        key: tuple(replace(t, policy=replace(t.policy, toolset="elsewhere")) for t in tools)
+        for key, tools in table.items()
+    }
+    cache.put(LastTools.kind, last.key, pickle.dumps(moved, protocol=5))
+    warm = _build(draft, cache)
+    assert warm.computed["tools"] == INTENTS
+    _assert_same(warm, _build(draft, None))
+
+
+def test_a_stale_entry_would_show_in_the_comparison(draft: Path) -> None:
+    """The comparison these tests make can fail: the tools of issues_get remembered before its
+    description was given, put under the key of the described intent (a key that left the
+    description out), come back, and the build differs from one without the cache."""
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    last, before = _entry(cache)
+    _describe(draft)
+    _build(draft, cache)
+    _, after = _entry(cache)
+    (new_key,) = set(after) - set(before)
+    (old_key,) = set(before) - set(after)
+    stale = dict(after)
+    stale[new_key] = before[old_key]
+    cache.put(LastTools.kind, last.key, pickle.dumps(stale, protocol=5))
+    warm = _build(draft, cache)
+    assert warm.files != _build(draft, None).files
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        pickle.dumps(["not", "a", "table"], protocol=5),
+        pickle.dumps({"key": ("not a tool",)}, protocol=5),
+        pickle.dumps({"key": ()}, protocol=5),
+        b"\x80\x05truncated",
+    ],
+)
+def test_a_foreign_entry_is_ignored(draft: Path, payload: bytes) -> None:
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    last, _ = _entry(cache)
+    cache.put(LastTools.kind, last.key, payload)
+    warm = _build(draft, cache)
+    assert warm.computed["tools"] == INTENTS
+    _assert_same(warm, _build(draft, None))
+
+
+@pytest.mark.long
+@settings(
+    max_examples=examples(3),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(st.sampled_from(list(EDITS)), min_size=2, max_size=3, unique=True))
+def test_sequences_of_edits_equal_builds_without_the_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, edits: list[str]
+) -> None:
+    folder = _draft(tmp_path_factory.mktemp("draft"), monkeypatch)
+    cache = Cache(folder / "cache")
+    _build(folder, cache)
+    for edit in edits:
+        EDITS[edit](folder)
+        _assert_same(_build(folder, cache), _build(folder, None))
