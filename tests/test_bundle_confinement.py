@@ -65,3 +65,13 @@ def test_siblings_and_subfolders_are_still_bundled(tmp_path: Path) -> None:
     spec = spec_with_body_ref(api, "shared/models.json#/auths")
     built = build(tmp_path, spec, TOOLS)
     assert built.tool("mcp", "record_a")["inputSchema"]["properties"]["token"]["enum"] == [CANARY]
+
+
+def test_a_sibling_ref_with_a_bad_tilde_escape_is_refused_not_read_as_text(tmp_path: Path) -> None:
+    api = tmp_path / "api"
+    (api / "shared").mkdir(parents=True)
+    schema = {"type": "object", "properties": {"token": {"type": "string"}}}
+    (api / "shared" / "models.json").write_text(json.dumps({"auths~2": schema}), encoding="utf-8")
+    spec = spec_with_body_ref(api, "shared/models.json#/auths~2")  # RFC 6901: '~2' is no escape
+    built = build(tmp_path, spec, TOOLS, expect=2)
+    assert "ref-invalid" in built.result.output and "RFC 6901" in built.result.output, built.result.output

@@ -19,3 +19,17 @@ def test_no_public_function_is_defined_in_two_support_modules() -> None:
                 where[node.name].append(path.name)
     twice = {name: files for name, files in where.items() if len(files) > 1}
     assert twice == {}, f"defined in more than one module of tests/support: {twice}"
+
+
+def test_one_support_function_reads_a_committed_package() -> None:
+    # a package's policy.json and mcp.json are read as a Registry takes them in one place
+    # (`runtime_env.load_package`), so what every runtime test loads is read the same way
+    readers: list[str] = []
+    for path in sorted(SUPPORT.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = ast.get_source_segment(text, node) or ""
+                if '"policy.json"' in body and '"mcp.json"' in body:
+                    readers.append(f"{path.name}::{node.name}")
+    assert readers == ["runtime_env.py::load_package"], readers

@@ -5,6 +5,8 @@ slices of this repository still match their upstream sources (checked when ../sh
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +217,47 @@ def test_slice_of_a_swagger2_source_is_openapi_3_and_builds_the_same_tools(tmp_p
         full.files["policy.json"] == part.files["policy.json"]
         and full.files["mcp.json"] == part.files["mcp.json"]
     )
+
+
+def _vendor_case(tmp_path: Path) -> tuple[Path, Path]:
+    spec = tmp_path / "full.json"
+    spec.write_text(json.dumps(_doc()), encoding="utf-8")
+    intent = tmp_path / "api.yaml"
+    intent.write_text(
+        "toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n"
+        "  get_a: {operation: getA, effect: read, permission: a:read}\n",
+        encoding="utf-8",
+    )
+    return intent, spec
+
+
+def test_vendor_flushes_the_slice_to_disk_before_renaming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    intent, spec = _vendor_case(tmp_path)
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:  # the real fsync, noting which file it flushed
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("no /proc to name a file descriptor's file")
+    monkeypatch.setattr(os, "fsync", fsync)
+    wrote = CliRunner().invoke(main, ["vendor", str(intent), "--from", str(spec)])
+    assert wrote.exit_code == 0, wrote.output
+    assert [Path(p).parent for p in synced] == [tmp_path], synced  # the new file, in the slice's folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["api.yaml", "full.json", "slice.json"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "slice.json").stat().st_mode) == 0o666 & ~umask
+
+
+def test_vendor_leaves_no_new_file_behind_when_the_rename_fails(tmp_path: Path) -> None:
+    intent, spec = _vendor_case(tmp_path)
+    (tmp_path / "slice.json").mkdir()  # a folder in the way: the rename over it fails
+    (tmp_path / "slice.json" / "kept").write_text("x", encoding="utf-8")
+    failed = CliRunner().invoke(main, ["vendor", str(intent), "--from", str(spec)])
+    assert failed.exit_code != 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["api.yaml", "full.json", "slice.json"]

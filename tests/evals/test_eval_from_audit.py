@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.build import REPO, run
-from tests.support.runtime_env import READER, WRITER, tickets_package
+from tests.support.runtime_env import READER, WRITER, load_package
 
 from toolgen.evals.from_audit import PER_FAILURE, draft_from_audit, failed_calls
 from toolgen.evals.tasks import load_tasks
@@ -25,7 +25,7 @@ PLANTED = "T-9planted"
 def _audit_log(path: Path, invalid: int = 1) -> Path:
     """An audit log of real calls: `invalid` calls with a bad ticket id, one a reader may not make,
     one record with a preview_id nobody issued, and one that succeeds."""
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     sink = JsonlAuditSink(path)
     with TicketsServer() as server:
         registry = Registry(
@@ -116,7 +116,7 @@ def test_at_most_a_few_tasks_per_tool_and_failure(tmp_path: Path) -> None:
     with log.open(encoding="utf-8") as lines:
         calls = failed_calls(lines, "audit.jsonl")
     assert sum(c.code == "invalid_arguments" for c in calls) == PER_FAILURE + 2
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     drafted = draft_from_audit(
         calls, "tickets", "p", {t["name"]: t for t in catalog}, {r["tool"]: r for r in policy["tools"]}
     )
@@ -183,7 +183,7 @@ def test_whatever_tool_name_a_model_sent_the_draft_loads(tmp_path: Path, name: s
     (`audit_text`: a line break escaped, 5,000 characters cut to 200 with the length and digest;
     a call of the tool ``""`` is audited too): the file drafted from it always loads, and a call
     that named no tool drafts nothing."""
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     log = tmp_path / "audit.jsonl"
     sink = JsonlAuditSink(log)
     registry = Registry(

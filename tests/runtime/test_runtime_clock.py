@@ -169,11 +169,11 @@ def test_a_manual_clock_moves_both_readings_forward_only() -> None:
 
 
 def test_a_registry_reads_its_stores_clock_and_refuses_another(tmp_path: Path) -> None:
-    from tests.support.runtime_env import tickets_package
+    from tests.support.runtime_env import load_package
 
     from toolgen.runtime import MemoryReceiptStore, Registry, receipts_from_url
 
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     clock = ManualClock()
     for store in (
         MemoryReceiptStore(clock=clock),

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from tests.support.policy_rows import typed_row
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
-from tests.support.runtime_env import READER, WRITER, error_code, stored_preview, tickets_dir, tickets_package
+from tests.support.runtime_env import READER, WRITER, error_code, load_package, stored_preview, tickets_dir
 
 from toolgen.cli import main
 from toolgen.cli.call import display_receipts
@@ -42,7 +42,7 @@ NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility":
 
 
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    return tickets_package()
+    return load_package("tickets")
 
 
 # -- scopes ------------------------------------------------------------------------------------------

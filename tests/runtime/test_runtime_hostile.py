@@ -490,4 +490,4 @@ def test_base_url_with_userinfo_is_refused_at_construction(base_url: str) -> Non
     policy, catalog = load_package("tickets")
     policy["base_url"] = base_url
     with pytest.raises(ValueError):
-        Registry(policy, catalog, credentials=StaticCredentials(SECRETS), cursor_key=CURSOR_KEY)
+        Registry(policy, list(catalog), credentials=StaticCredentials(SECRETS), cursor_key=CURSOR_KEY)

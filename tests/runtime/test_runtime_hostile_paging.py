@@ -70,7 +70,7 @@ def issues_registry(
         ]
     return Registry(
         policy,
-        catalog,
+        list(catalog),
         base_url=base_url,
         credentials=StaticCredentials(SECRETS),
         receipts=MemoryReceiptStore(),

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from tests.support.recording_server import RecordingServer
-from tests.support.runtime_env import tickets_package
+from tests.support.runtime_env import load_package
 
 from toolgen.runtime import MemoryAuditSink, Registry, StaticCredentials
 from toolgen.runtime.serving.mcp_server import conforming
@@ -43,7 +43,7 @@ def _call(echo: RecordingServer, body: Any, *, strict: bool = False, mcp: bool =
     """get_ticket answered `body`: the runtime's result (as the MCP server sends it when `mcp`), with
     the tool's ``output.schema_mode`` ``strict`` when `strict` (else the package's ``warn``)."""
     echo.reply("GET", "/v1/tickets/", body=json.dumps(body).encode("utf-8"), content_type="application/json")
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     for row in policy["tools"]:
         if strict:
             row["output"]["schema_mode"] = "strict"

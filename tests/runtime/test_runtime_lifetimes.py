@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from tests.runtime.conftest import receipt_store
 from tests.support.fault_server import Fault, FaultServer
-from tests.support.runtime_env import WRITER, error_code, stored_preview, tickets_package
+from tests.support.runtime_env import WRITER, error_code, load_package, stored_preview
 
 from toolgen.runtime import (
     Approval,
@@ -50,7 +50,7 @@ NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility":
 
 
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    return tickets_package()
+    return load_package("tickets")
 
 
 def _registry(

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.runtime_env import tickets_dir, tickets_package
+from tests.support.runtime_env import load_package, tickets_dir
 
 from toolgen.policy.format import PolicyFormatError
 from toolgen.policy.members import (
@@ -123,7 +123,7 @@ def test_page_sizes_out_of_order_are_refused_at_load(tmp_path: Path, case: str) 
 def test_an_unwritable_integer_is_named_by_its_size(path: tuple[str, ...]) -> None:
     """A policy table given as a Python value (a package's ``POLICY``) can hold an integer JSON text
     cannot (past 4300 digits): refused as any other, named by its size."""
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     index = next(i for i, r in enumerate(policy["tools"]) if r["tool"] == READ)
     member = policy["tools"][index]
     for key in path[:-1]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from tests.support.runtime_env import ADMIN, tickets_package
+from tests.support.runtime_env import ADMIN, load_package
 
 from toolgen.policy.format import PolicyFormatError
 from toolgen.runtime import MemoryReceiptStore, Registry, StaticCredentials
@@ -34,7 +34,7 @@ EDITS: dict[str, tuple[str, str, str, str]] = {
 
 
 def _edited(mode: str, effect: str, approval: str) -> tuple[dict[str, Any], list[Mapping[str, Any]], int]:
-    policy, catalog = copy.deepcopy(tickets_package())
+    policy, catalog = copy.deepcopy(load_package("tickets"))
     index = next(i for i, r in enumerate(policy["tools"]) if r["tool"] == DELETE)
     row = policy["tools"][index]
     row.update(mode=mode, effect=effect, approval=approval)
@@ -69,7 +69,7 @@ def test_a_row_whose_mode_and_effect_disagree_is_refused_and_never_sent(edit: st
 
 
 def test_the_committed_rows_still_load() -> None:
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     registry = Registry(policy, list[Mapping[str, Any]](catalog))
     try:
         assert registry.row(DELETE).mode == "record" and registry.row(DELETE).approval == "required"

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import pytest
 from tests.support.http_serving import http_server
-from tests.support.runtime_env import tickets_package
+from tests.support.runtime_env import load_package
 from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials, telemetry
@@ -48,7 +48,7 @@ def exporter() -> Iterator[Any]:
 
 
 def _registry(server: TicketsServer) -> Registry:
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     return Registry(
         policy,
         list(catalog),

@@ -12,7 +12,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from tests.support.runtime_env import tickets_package
+from tests.support.runtime_env import load_package
 
 NO_REQUEST: dict[str, Any] = {
     "bindings": [],
@@ -45,7 +45,7 @@ class Tickets:
     """The generated tickets package, indexed: `rows[name]`, `entries[name]`."""
 
     def __init__(self) -> None:
-        policy, catalog = tickets_package()
+        policy, catalog = load_package("tickets")
         self.policy = policy
         self.rows = {r["tool"]: r for r in policy["tools"]}
         self.entries = {e["name"]: e for e in catalog}

@@ -41,7 +41,7 @@ def tickets_registry(
             tweak(row)
     return Registry(
         policy,
-        catalog,
+        list(catalog),
         base_url=server_base + "/v1",
         credentials=StaticCredentials(SECRETS),
         receipts=MemoryReceiptStore(),

@@ -4,7 +4,6 @@ committed packages as a registry takes them (`load_package`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,29 +25,20 @@ def mcp_json(result: CallToolResult) -> Any:
     return json.loads(block.text)
 
 
-def load_package(api: str) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    """The committed package ``generated/<api>``'s (policy.json, mcp.json), as a `Registry` takes
-    them; skips the test when it is not built."""
+def load_package(api: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The committed package ``generated/<api>``'s (policy.json, mcp.json) as read (fresh objects on
+    every call, free to edit), as a `Registry` takes them; skips the test when it is not built."""
     folder = GENERATED / api
     if not (folder / "policy.json").is_file():
         pytest.skip(f"generated/{api} is not built")
     policy: dict[str, Any] = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
-    catalog: list[Mapping[str, Any]] = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
+    catalog: list[dict[str, Any]] = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
     return policy, catalog
 
 
 def tickets_dir() -> Path:
     """The generated tickets package (`toolgen build` output, committed under generated/tickets)."""
     return GENERATED_TICKETS
-
-
-def tickets_package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The tickets package's (policy.json, mcp.json), as a `Registry` takes them."""
-    folder = tickets_dir()
-    return (
-        json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-        json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
-    )
 
 
 READER = Actor.of("reader", ["ticket:read"])

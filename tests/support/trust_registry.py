@@ -77,7 +77,7 @@ def make_registry(
             tweak(row)
     return Registry(
         policy,
-        catalog,
+        list(catalog),
         base_url=api_base(policy, server_base),
         credentials=StaticCredentials(SECRETS if secrets is None else secrets),
         receipts=receipts if receipts is not None else MemoryReceiptStore(),

@@ -19,7 +19,6 @@ import importlib
 import os
 import stat
 import sys
-import tempfile
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from ..diagnostics import display_path
 from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
+from .files import new_file_mode, replace_file
 from .options import endpoint_options, model_options, stacked
 from .terminal import terminal_safe
 
@@ -264,8 +264,8 @@ def _refuse_link(command: str, record: Path) -> None:
 
 
 def _write_recording(command: str, record: Path, data: bytes) -> None:
-    """Replace the recording `record` with `data` atomically (`_replace_file`): an existing one keeps
-    its mode, a new one gets a new file's (0666 less the umask); a symbolic link, also one made while
+    """Replace the recording `record` with `data` atomically (`toolgen.cli.files.replace_file`): an
+    existing one keeps its mode, a new one gets a new file's (0666 less the umask); a symbolic link, also one made while
     the writer drafted, is refused (exit 2, nothing written)."""
     _refuse_link(command, record)
     try:
@@ -273,10 +273,8 @@ def _write_recording(command: str, record: Path, data: bytes) -> None:
         try:
             mode = stat.S_IMODE(record.stat().st_mode)
         except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        _replace_file(record, data, mode)
+            mode = new_file_mode()
+        replace_file(record, data, mode)
     except OSError as exc:
         _fail(command, f"cannot write the recording --record {record}: {exc.strerror or exc}")
 
@@ -344,25 +342,7 @@ def _replace_unchanged(command: str, saved: SavedMap, data: bytes, shown: str) -
             command,
             f"{shown} changed while the writer drafted (another run or an editor saved it): run again",
         )
-    _replace_file(saved.path, data, stat.S_IMODE(saved.path.stat().st_mode))
-
-
-def _replace_file(path: Path, data: bytes, mode: int) -> None:
-    """Replace `path` with a file holding `data`, with permission bits `mode`, atomically: a new file
-    in the same folder, written and flushed to disk (``fsync``), renamed over `path` (``os.replace``:
-    a reader sees the old file or the new one, never a part; a symbolic link at `path` is replaced,
-    never followed). Raises `OSError`; the new file is removed when anything fails."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(saved.path, data, stat.S_IMODE(saved.path.stat().st_mode))
 
 
 def _redactor(key: str) -> Callable[[str], str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +33,7 @@ from ..compile.slice import SliceError, document_sha256, slice_document
 from ..compile.swagger2 import is_swagger2
 from ..diagnostics import DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from .exits import ExitCode, guarded
+from .files import new_file_mode, replace_file
 
 
 def slice_bytes(intent_path: Path, source: Path) -> bytes:
@@ -126,13 +126,7 @@ def vendor_command(intent_map: Path, source: Path, out: Path | None, check: bool
         )
         sys.exit(ExitCode.CHECK_FAILED)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".toolgen-", suffix=".json")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(content)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, as the editor or git would create it
-    os.replace(tmp, target)
+    replace_file(target, content, new_file_mode())  # flushed to disk, then renamed over the slice
     operations = json.loads(content)["x-toolgen-slice"]["operations"]
     click.echo(
         f"toolgen vendor: wrote {shown} ({operations} operations, {len(content):,} bytes) "

@@ -205,6 +205,14 @@ _code(
     fix="Write the reference as '#/components/schemas/Name'.",
 )
 _code(
+    "ref-not-schema",
+    "error",
+    "spec",
+    summary="A schema's `$ref` names something that is not a schema (the whole document with `#`, a path item, "
+    "`info`, a response, a string).",
+    fix="Point the `$ref` at a schema, e.g. '#/components/schemas/Name'.",
+)
+_code(
     "ref-cycle",
     "error",
     "spec",

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..naming import stable_suffix
-from ..pointer import PointerError, escape_token, resolve_pointer
+from ..pointer import POINTER_HINT, PointerError, PointerSyntaxError, escape_token, resolve_pointer
 from .load import read_structured
 
 STORE = "x-toolgen-external"
@@ -81,10 +81,12 @@ def bundle_external_refs(path: Path, data: dict[str, Any], base: Path | None = N
                     value = resolve_pointer(files[target_file], pointer)
                 except PointerError as exc:
                     raise DiagnosticError.one(
-                        "ref-missing",
+                        "ref-invalid" if isinstance(exc, PointerSyntaxError) else "ref-missing",
                         f"$ref {ref!r}: {exc}",
                         SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
-                        "point the $ref at an existing value",
+                        POINTER_HINT
+                        if isinstance(exc, PointerSyntaxError)
+                        else "point the $ref at an existing value",
                     ) from None
                 stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{target_file.stem}_{pointer.rsplit('/', 1)[-1]}")
                 name = f"{stem}_{stable_suffix(str(target_file.name) + '#' + pointer, 6)}"

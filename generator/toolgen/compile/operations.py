@@ -11,8 +11,16 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
+from ..diagnostics import DiagnosticError
 from ..naming import snake_case
-from ..pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointer
+from ..pointer import (
+    POINTER_HINT,
+    PointerError,
+    PointerSyntaxError,
+    join_pointer,
+    ref_to_pointer,
+    resolve_pointer,
+)
 from .load import SpecDocument
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -54,7 +62,8 @@ class Operation:
 
 
 def list_operations(doc: SpecDocument) -> list[Operation]:
-    """Every operation under `paths`, in document order."""
+    """Every operation under `paths`, in document order. Raises `DiagnosticError` (``ref-invalid``,
+    located at the ``$ref``) for a path item whose local ``$ref`` is not an RFC 6901 JSON pointer."""
     out: list[Operation] = []
     paths = doc.data.get("paths") or {}
     if not isinstance(paths, dict):
@@ -67,6 +76,13 @@ def list_operations(doc: SpecDocument) -> list[Operation]:
                 try:
                     item = resolve_pointer(doc.data, target)
                     item_pointer = target
+                except PointerSyntaxError as exc:  # RFC 6901: never read as literal text
+                    raise DiagnosticError.one(
+                        "ref-invalid",
+                        f"$ref {item['$ref']!r} is not a JSON pointer fragment: {exc}",
+                        doc.locate(join_pointer(item_pointer, "$ref")),
+                        POINTER_HINT,
+                    ) from None
                 except PointerError:
                     item = {}
         if not isinstance(item, dict):

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..pointer import POINTER_HINT, PointerSyntaxError, parse_pointer
 from .auth import AuthBinding, AuthLocation, PerCaller, PerCallerVia, ServiceSecretUse, read_auth
 from .limits import Limit, read_approval_when, read_limits
 from .mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
@@ -331,8 +332,12 @@ def _read_ref(n: Node) -> InputRef | StepRef:
     kind = n.get("$ref").choice(Literal["input", "step"])
     n.exactly(MEMBERS["input_ref" if kind == "input" else "step_ref"])
     pointer = n.get("pointer").text()
-    if pointer and not pointer.startswith("/"):
-        raise n.fail(f"{pointer!r} is not a JSON pointer (it starts with '/', or is empty)", "pointer")
+    try:
+        parse_pointer(pointer)  # RFC 6901: starts with '/' (or is empty); '~' only as '~0' or '~1'
+    except PointerSyntaxError as exc:
+        raise n.fail(
+            f"{exc}; the runtime resolves no malformed pointer", "pointer", f"{POINTER_HINT}; then {REBUILD}"
+        ) from None
     if kind == "input":
         return InputRef(pointer)
     return StepRef(n.get("step").text(), pointer)

@@ -15,6 +15,7 @@ import pytest
 from tests.support.schema_cases import assert_self_contained, codes, conv, make_doc, schema_dicts, validates
 
 from toolgen.compile.load import SpecDocument, load_spec
+from toolgen.compile.operations import list_operations
 from toolgen.compile.schema import SchemaConverter, def_name_for_pointer
 from toolgen.diagnostics import DiagnosticError, DiagnosticSink
 from toolgen.pointer import resolve_pointer
@@ -608,3 +609,102 @@ def test_invalid_schema_value_is_a_warning(tmp_path: Path) -> None:
     schema, sink = conv(doc, "A")
     assert schema["properties"]["x"] == {}
     assert [d.code for d in sink] == ["schema-invalid"]
+
+
+@pytest.mark.parametrize(
+    "ref", ["#/components/schemas/A~2B", "#/components/schemas/A%7E2B", "#/components/schemas/A~"]
+)
+def test_a_ref_with_a_bad_tilde_escape_is_refused_not_read_as_text(tmp_path: Path, ref: str) -> None:
+    # RFC 6901 sections 3-4: '~' only as '~0'/'~1'; the schemas named 'A~2B' and 'A~' exist, so a lenient
+    # reader would resolve the $ref to them
+    doc = make_doc(
+        tmp_path,
+        {
+            "A~2B": {"type": "integer"},
+            "A~": {"type": "integer"},
+            "M": {"type": "object", "properties": {"x": {"$ref": ref}}},
+        },
+    )
+    with pytest.raises(DiagnosticError) as exc:
+        conv(doc, "M")
+    assert codes(exc) == ["ref-invalid"]
+    diag = exc.value.diagnostics[0]
+    assert "RFC 6901" in diag.message and ref in diag.message
+    assert diag.hint is not None and "~0" in diag.hint and "~1" in diag.hint
+    assert diag.location is not None and diag.location.pointer == "/components/schemas/M/properties/x/$ref"
+    assert diag.location.file.endswith("spec.yaml")
+
+
+@pytest.mark.parametrize(
+    ("ref", "names"),
+    [
+        ("#", "the OpenAPI document itself"),
+        ("#/info", "#/info"),
+        ("#/info/title", "a string"),
+        ("#/paths/~1items", "#/paths/~1items"),
+        ("#/paths/~1items/get", "#/paths/~1items/get"),
+        ("#/components/schemas", "#/components/schemas"),
+        ("#/components/responses/Err", "#/components/responses/Err"),
+        ("#/components/schemas/A/properties/n/maxLength", "a number"),
+    ],
+)
+def test_a_ref_whose_target_is_not_a_schema_is_a_located_error(tmp_path: Path, ref: str, names: str) -> None:
+    # read as a schema, each target would accept any value (its members are no schema keywords)
+    schemas = {
+        "A": {"type": "object", "properties": {"n": {"type": "string", "maxLength": 3}}},
+        "M": {"type": "object", "properties": {"x": {"$ref": ref}}},
+    }
+    doc = make_doc(
+        tmp_path,
+        schemas,
+        paths={"/items": {"get": {"responses": {"200": {"description": "ok"}}}}},
+        extra={"components": {"schemas": schemas, "responses": {"Err": {"description": "failed"}}}},
+    )
+    with pytest.raises(DiagnosticError) as exc:
+        conv(doc, "M")
+    assert codes(exc) == ["ref-not-schema"]
+    diag = exc.value.diagnostics[0]
+    assert names in diag.message and repr(ref) in diag.message
+    assert diag.hint is not None and "#/components/schemas/" in diag.hint
+    assert diag.location is not None and diag.location.pointer == "/components/schemas/M/properties/x/$ref"
+    assert diag.location.file.endswith("spec.yaml")
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "#/components/schemas/A",
+        "#/components/schemas/A/properties/n",
+        "#/components/parameters/P/schema",
+        "#/paths/~1items/get/responses/200/content/application~1json/schema",
+    ],
+)
+def test_a_ref_to_a_schema_anywhere_in_the_document_still_resolves(tmp_path: Path, ref: str) -> None:
+    media = {"application/json": {"schema": {"type": "string", "maxLength": 3}}}
+    schemas = {
+        "A": {"type": "object", "properties": {"n": {"type": "string", "maxLength": 3}}},
+        "M": {"type": "object", "properties": {"x": {"$ref": ref}}},
+    }
+    param = {"name": "p", "in": "query", "schema": {"type": "integer"}}
+    doc = make_doc(
+        tmp_path,
+        schemas,
+        paths={"/items": {"get": {"responses": {"200": {"description": "ok", "content": media}}}}},
+        extra={"components": {"schemas": schemas, "parameters": {"P": param}}},
+    )
+    schema, _ = conv(doc, "M")
+    assert schema["properties"]["x"] != {}
+
+
+def test_a_path_item_ref_with_a_bad_tilde_escape_is_refused_not_read_as_text(tmp_path: Path) -> None:
+    # the path item the lenient reading would find is there, under 'a~2b'
+    get = {"operationId": "getA", "responses": {"200": {"description": "ok"}}}
+    doc = make_doc(
+        tmp_path, {}, paths={"/a": {"$ref": "#/x-paths/a~2b"}}, extra={"x-paths": {"a~2b": {"get": get}}}
+    )
+    with pytest.raises(DiagnosticError) as exc:
+        list_operations(doc)
+    assert codes(exc) == ["ref-invalid"]
+    diag = exc.value.diagnostics[0]
+    assert "#/x-paths/a~2b" in diag.message and "RFC 6901" in diag.message
+    assert diag.location is not None and diag.location.pointer == "/paths/~1a/$ref"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from tests.runtime.test_runtime_identity import error_of
 from tests.support.http_serving import http_server
-from tests.support.runtime_env import tickets_package
+from tests.support.runtime_env import load_package
 from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
@@ -33,7 +33,7 @@ NOTE = {"ticket_id": "T-102", "note": "Approved in the protocol.", "visibility":
 
 
 def _registry(server: TicketsServer, clock: Clock = SYSTEM) -> Registry:
-    policy, catalog = tickets_package()
+    policy, catalog = load_package("tickets")
     return Registry(
         policy,
         list(catalog),

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tests.support.profiles import examples
-from tests.support.runtime_env import ADMIN, WRITER, error_code, stored_preview, tickets_dir, tickets_package
+from tests.support.runtime_env import ADMIN, WRITER, error_code, load_package, stored_preview, tickets_dir
 
 from toolgen.cli import main
 from toolgen.runtime import (
@@ -55,7 +55,7 @@ MALLORY = Actor.of("mallory", ["ticket:read", "ticket:write"])
 
 
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    return tickets_package()
+    return load_package("tickets")
 
 
 def _registry(server: TicketsServer, receipts: ReceiptStore, approvals: str = "issued") -> Registry:

@@ -228,7 +228,7 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
 
     def _ref_part(self, node: dict[str, Any], pointer: str, context: str, level: int) -> Built:
         target = self._ref_pointer(node["$ref"], pointer)
-        self._lookup(target, pointer)
+        self._check_schema_target(node["$ref"], target, self._lookup(target, pointer), pointer)
         if self._is_recursive(target, pointer):
             name = def_name_for_pointer(target)
             self._def_ptr[name] = target

@@ -17,7 +17,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
-from ...pointer import PointerError, join_pointer, parse_pointer, ref_to_pointer, resolve_pointer
+from ...pointer import (
+    POINTER_HINT,
+    PointerError,
+    PointerSyntaxError,
+    join_pointer,
+    parse_pointer,
+    ref_to_pointer,
+    resolve_pointer,
+)
+from ..bundle import STORE
 from ..load import SpecDocument
 from .tree import ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP
 
@@ -66,7 +75,7 @@ class RefsMixin:
 
         Returns ``(target, target_pointer)``; a node without ``$ref`` is returned as is. Raises
         `DiagnosticError` located at the referencing node: ``ref-external`` (another document),
-        ``ref-invalid`` (not a JSON pointer), ``ref-missing`` (nothing at the pointer),
+        ``ref-invalid`` (not a JSON pointer: RFC 6901 refuses a ``~`` that is not ``~0``/``~1``), ``ref-missing`` (nothing at the pointer),
         ``ref-cycle`` (the chain comes back to itself).
         """
         current, current_ptr = node, pointer
@@ -89,7 +98,9 @@ class RefsMixin:
     def _ref_pointer(self, ref: Any, at: str) -> str:
         """The decoded JSON pointer of the ``$ref`` value `ref` written at `at`."""
         if isinstance(ref, str) and ref.startswith("#/"):
-            return ref_to_pointer(ref) or ""  # the common case: no location needed (locating is costly)
+            fast = ref_to_pointer(ref) or ""
+            if "~" not in fast:  # the common case: no location needed (locating is costly)
+                return fast
         where = self.doc.locate(join_pointer(at, "$ref"))
         if not isinstance(ref, str):
             raise DiagnosticError.one(
@@ -117,6 +128,15 @@ class RefsMixin:
                 where,
                 "local references look like '#/components/schemas/Name'",
             )
+        try:
+            parse_pointer(target)
+        except PointerSyntaxError as exc:
+            raise DiagnosticError.one(
+                "ref-invalid",
+                f"$ref {ref!r} is not a JSON pointer fragment: {exc}",
+                where,
+                POINTER_HINT,
+            ) from None
         return target
 
     def _lookup(self, target: str, at: str) -> Any:
@@ -134,6 +154,29 @@ class RefsMixin:
                 self.doc.locate(join_pointer(at, "$ref")),
                 "fix the reference or add the missing component",
             ) from None
+
+    def _check_schema_target(self, ref: str, target: str, value: Any, at: str) -> None:
+        """Refuse (``ref-not-schema``, located at the ``$ref``) a Schema Object's ``$ref`` whose target
+        is not a schema: read as one, its members would be no keywords and it would accept any value.
+
+        The rule implemented: a ``$ref`` resolves against the document's base URI (OpenAPI 3.0
+        Reference Object; OpenAPI 3.1 "Relative References in URIs": a Schema Object with no parent
+        ``$id``; toolgen reads no ``$id``), so ``#`` names the whole OpenAPI document, which is not a
+        schema. JSON Schema 2020-12 section 8.2 makes ``#`` a schema only when the document is itself
+        a schema resource (or below an ``$id``), which an OpenAPI document is not. A schema is a JSON
+        object (or boolean) at or below ``components/schemas/<name>``, ``definitions/<name>``, a
+        ``schema`` member or a bundled file's value (``components/x-toolgen-external/<name>``); any other target (the document, ``info``, a path item, an operation, a
+        response, the ``schemas`` map itself, a string or number) is refused."""
+        what = _not_a_schema(target, value)
+        if what is None:
+            return
+        raise DiagnosticError.one(
+            "ref-not-schema",
+            f"$ref {ref!r} names {what}, not a schema: read as one it would accept any value",
+            self.doc.locate(join_pointer(at, "$ref")),
+            "point the $ref at a schema, e.g. '#/components/schemas/Name' (a schema that refers to "
+            "itself names its own component, not '#')",
+        )
 
     def _edges(self, pointer: str) -> tuple[tuple[str, ...], frozenset[str]]:
         """Sorted $ref targets reachable from the schema at `pointer` without crossing another
@@ -362,3 +405,25 @@ def _find_cycle(members: list[str], edges: Mapping[str, list[str]]) -> tuple[str
                 state[path.pop()] = 2
                 iters.pop()
     return None
+
+
+def _not_a_schema(target: str, value: Any) -> str | None:
+    """What the ``$ref`` target at `target` (a JSON pointer into an OpenAPI document) is when it is
+    not a schema (words for a message), or None when it is one (`RefsMixin._check_schema_target`)."""
+    if target == "":
+        return "the OpenAPI document itself"
+    if not isinstance(value, (dict, bool)):
+        kinds = {str: "a string", int: "a number", float: "a number", list: "an array"}
+        return kinds.get(type(value), "null" if value is None else type(value).__name__)
+    tokens = parse_pointer(target)
+    if tokens[:2] == ["components", "schemas"] and len(tokens) >= 3:
+        return None
+    if tokens[:1] == ["definitions"] and len(tokens) >= 2:  # Swagger 2.0
+        return None
+    if (
+        tokens[:2] == ["components", STORE] and len(tokens) >= 3
+    ):  # a bundled file's value, as its $ref took it
+        return None
+    if "schema" in tokens[2:]:  # a parameter's, header's or media type's schema, or below one
+        return None
+    return f"#{target}, which is no schema (schemas live under components/schemas or a `schema` member)"

@@ -10,7 +10,8 @@ Also the reading of a row the call path and the issued approvals share: how a pr
 (`display`, with the place of the record's idempotency key, `key_place_shown`); whether a record row
 executes a stored preview is the row's own `PolicyRow.executes_preview`.
 Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
-compile.
+compile, and `SchemaRefError` (a `ValueError`) refuses a schema whose local ``$ref`` is not an RFC 6901
+JSON pointer or names nothing: the runtime never resolves a malformed pointer leniently.
 """
 
 from __future__ import annotations
@@ -22,12 +23,24 @@ from urllib.parse import quote, urlencode
 
 import jsonschema_rs
 
+from ...pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointer
 from ...policy.format import PolicyRow
 from .dialect_args import Rewrites, compile_rewrites
 from .request import BuiltRequest
 from .shaping import field_tree
 
-__all__ = ["ToolSpec", "display", "key_place_shown", "load_spec", "read_tools_for"]
+__all__ = ["SchemaRefError", "ToolSpec", "display", "key_place_shown", "load_spec", "read_tools_for"]
+
+#: members whose values are data, not schemas: a ``$ref`` inside them is not a reference
+_DATA_MEMBERS = frozenset({"const", "enum", "default", "examples", "example"})
+#: members whose values map names (any name, ``default`` included) to schemas
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+class SchemaRefError(ValueError):
+    """A catalog schema's local ``$ref`` is not a JSON pointer (RFC 6901 sections 3-4: a ``~`` that is
+    not ``~0``/``~1``) or names nothing in the schema. The message names ``mcp.json``, the tool, the
+    schema and the ``$ref``'s JSON pointer inside it, and says to rebuild."""
 
 
 @dataclass
@@ -69,9 +82,12 @@ class ToolSpec:
 
 def load_spec(row: PolicyRow, entry: dict[str, Any]) -> ToolSpec:
     """The `ToolSpec` of policy `row` and its MCP catalog `entry` (``check_tools`` empty: see
-    `read_tools_for`). Raises `ValueError` (jsonschema_rs) for a schema it cannot compile."""
+    `read_tools_for`). Raises `SchemaRefError` for a local ``$ref`` that is not a JSON pointer or names
+    nothing, `ValueError` (jsonschema_rs) for a schema it cannot compile."""
     input_schema = entry.get("inputSchema") or {"type": "object"}
     output_schema = entry.get("outputSchema")
+    check_schema_refs(input_schema, f"tool {row.tool!r}, inputSchema")
+    check_schema_refs(output_schema, f"tool {row.tool!r}, outputSchema")
     out_policy = row.output
     send_null = frozenset(b.arg for b in row.bindings if b.null_means == "send")
     intent = row.intent or row.tool.removeprefix("preview_").removeprefix("record_")
@@ -112,6 +128,37 @@ def load_spec(row: PolicyRow, entry: dict[str, Any]) -> ToolSpec:
         key_forwarded=forwarded,
         key_honoured=forwarded and idem is not None and bool(idem.honoured_by_api),
     )
+
+
+def check_schema_refs(schema: Any, where: str) -> None:
+    """Refuse (`SchemaRefError`) a local ``$ref`` in `schema` whose fragment is a JSON pointer (empty
+    or starting with ``/``) that RFC 6901 refuses or that names nothing in `schema`; a plain-name
+    fragment (``#anchor``, JSON Schema 2020-12 section 8.2.2) is left to the validator. `where` names
+    the schema in the message (``tool 'x', inputSchema``)."""
+    stack: list[tuple[Any, str, bool]] = [(schema, "", False)]  # (node, its pointer, a name map)
+    while stack:
+        node, at, names = stack.pop()
+        if isinstance(node, list):
+            stack.extend((v, join_pointer(at, i), False) for i, v in enumerate(node))
+            continue
+        if not isinstance(node, dict):
+            continue
+        if names:
+            stack.extend((v, join_pointer(at, k), False) for k, v in node.items())
+            continue
+        ref = node.get("$ref")
+        pointer = ref_to_pointer(ref) if isinstance(ref, str) else None
+        if pointer is not None and (pointer == "" or pointer.startswith("/")):
+            try:
+                resolve_pointer(schema, pointer)
+            except PointerError as exc:
+                raise SchemaRefError(
+                    f"mcp.json, {where}#{join_pointer(at, '$ref')}: $ref {ref!r} is refused: {exc} "
+                    "(hint: rebuild the API with `toolgen build`; mcp.json is generated, do not edit it)"
+                ) from None
+        stack.extend(
+            (v, join_pointer(at, k), k in _NAME_MAPS) for k, v in node.items() if k not in _DATA_MEMBERS
+        )
 
 
 def read_tools_for(row: PolicyRow, specs: Mapping[str, ToolSpec]) -> tuple[str, ...]:
