@@ -426,4 +426,4 @@ def _not_a_schema(target: str, value: Any) -> str | None:
         return None
     if "schema" in tokens[2:]:  # a parameter's, header's or media type's schema, or below one
         return None
-    return f"#{target}, which is no schema (schemas live under components/schemas or a `schema` member)"
+    return f"#{target} (schemas live under components/schemas or a `schema` member)"
