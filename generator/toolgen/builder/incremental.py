@@ -244,6 +244,21 @@ def package_job(
     return Pending(store, in_worker=pending.in_worker)
 
 
+def pickled_table(cache: Cache, kind: str, key: str, value_ok: Callable[[Any], bool]) -> dict[str, Any]:
+    """The dict of str to values that `value_ok` accepts, pickled in `cache` under (`kind`, `key`) by
+    this module (toolgen's own cache, written under its MAC), or ``{}`` when there is none or it is of
+    another shape: such an entry is ignored and its contents computed again, never trusted."""
+    found = cache.get(kind, key)
+    if found is None:
+        return {}
+    try:
+        table = pickle.loads(found)
+    except Exception:  # noqa: BLE001 - an entry of another format: computed again
+        return {}
+    ok = isinstance(table, dict) and all(isinstance(k, str) and value_ok(v) for k, v in table.items())
+    return table if ok else {}
+
+
 class _Table:
     """A table of pieces (piece key -> pickled value) kept in the cache as two entries of `kind`: a
     base under `key` and a delta under ``digest(key, "delta")``, read once and merged (a value is a
@@ -260,17 +275,7 @@ class _Table:
         self._delta = self._load(self._delta_key)
 
     def _load(self, key: str) -> dict[str, bytes]:
-        found = self._cache.get(self._kind, key)
-        if found is None:
-            return {}
-        try:
-            table = pickle.loads(found)  # toolgen's own cache, written by this class under its MAC
-        except Exception:  # noqa: BLE001 - an entry of another format: computed again
-            return {}
-        ok = isinstance(table, dict) and all(
-            isinstance(k, str) and isinstance(v, bytes) for k, v in table.items()
-        )
-        return table if ok else {}
+        return pickled_table(self._cache, self._kind, key, lambda v: isinstance(v, bytes))
 
     def get(self, key: str) -> bytes | None:
         """The pickled value of piece `key`, or None."""
@@ -503,18 +508,12 @@ class LastTools:
         self.tools = IntentTools(self._load())
 
     def _load(self) -> dict[str, tuple[Tool, ...]]:
-        found = self._cache.get(self.kind, self.key)
-        if found is None:
-            return {}
-        try:
-            table = pickle.loads(found)  # toolgen's own cache, written by this class under its MAC
-        except Exception:  # noqa: BLE001 - an entry of another format: computed again
-            return {}
-        ok = isinstance(table, dict) and all(
-            isinstance(k, str) and type(v) is tuple and v and all(type(t) is Tool for t in v)
-            for k, v in table.items()
+        return pickled_table(
+            self._cache,
+            self.kind,
+            self.key,
+            lambda v: type(v) is tuple and bool(v) and all(type(t) is Tool for t in v),
         )
-        return table if ok else {}
 
     def save(self) -> None:
         """Keep what this build made or took for the next (nothing is written when that is what the
