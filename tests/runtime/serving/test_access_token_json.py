@@ -111,3 +111,33 @@ def test_a_subject_with_a_control_character_is_refused(auth_server: LoopbackAS, 
     assert verdict(auth_server, signed(auth_server, header, claims)) is None
     header, claims = texts(auth_server, sub="alice b@example.com")
     assert isinstance(verdict(auth_server, signed(auth_server, header, claims)), dict)
+
+
+@pytest.mark.parametrize("depth", [400, 5_000])
+def test_a_deeply_nested_unsigned_token_is_refused_not_raised(auth_server: LoopbackAS, depth: int) -> None:
+    """json reads nestings deeper than a recursive walk can follow: the check for lone surrogates must
+    not raise RecursionError (the SDK would answer 500 with a traceback, before any signature check)."""
+    header = json.dumps({"alg": "RS256", "typ": "at+jwt"})
+    claims = '{"a":' * depth + "1" + "}" * depth
+    token = f"{part(header)}.{part(claims)}.AAAA"
+    assert verdict(auth_server, token) is None
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        {"exp": "1" + "0" * 400},  # a future time no double holds
+        {"iat": "-1" + "0" * 400},
+        {"nbf": "-1" + "0" * 400},
+        {"exp": "1e400"},  # read by Python as infinity
+    ],
+)
+def test_a_signed_time_beyond_a_double_is_refused_not_raised(
+    auth_server: LoopbackAS, times: dict[str, str]
+) -> None:
+    """RFC 7493 §2.2: no number beyond a double's range; a signed ``exp`` of 400 digits made the
+    NumericDate check raise OverflowError."""
+    header, claims = texts(auth_server)
+    body = claims[:-1] + "".join(f', "{name}": {value}' for name, value in times.items()) + "}"
+    body = body.replace('"exp": ' + str(json.loads(claims)["exp"]) + ", ", "") if "exp" in times else body
+    assert verdict(auth_server, signed(auth_server, header, body)) is None

@@ -62,6 +62,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -430,13 +431,18 @@ def _i_json(segment: str) -> dict[str, Any] | None:
     """The JSON object a compact JWS segment (base64url) encodes, read as I-JSON (RFC 7493 §2):
     UTF-8 without a byte-order mark, no duplicate member name (RFC 7515 §5.2, RFC 7519 §4: a parser
     keeping the last ``sub`` and one keeping the first would see two callers), no lone surrogate,
-    no ``NaN``/``Infinity``. None for anything else (nested too deep included)."""
+    no ``NaN``/``Infinity`` and no number beyond an IEEE 754 double's range (RFC 7493 §2.2: ``1e400``,
+    an integer of 400 digits). None for anything else (nested too deep included)."""
     import binascii
 
     try:
         raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
         value = json.loads(
-            raw.decode("utf-8"), object_pairs_hook=_unique_members, parse_constant=_no_constant
+            raw.decode("utf-8"),
+            object_pairs_hook=_unique_members,
+            parse_constant=_no_constant,
+            parse_float=_double,
+            parse_int=_double_int,
         )
     except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
         return None
@@ -456,19 +462,47 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _double(text: str) -> float:
+    """A JSON number with a fraction or exponent, as a double; ValueError past its range (``1e400``)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is beyond a double's range")
+    return value
+
+
+def _double_int(text: str) -> int:
+    """A JSON integer; ValueError when a double cannot hold its magnitude (RFC 7493 §2.2)."""
+    value = int(text)
+    if abs(value) > _DOUBLE_MAX:
+        raise ValueError("an integer beyond a double's range")
+    return value
+
+
+_DOUBLE_MAX = int(sys.float_info.max)
+
+
 def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= c <= "\udfff" for c in value)
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
+    """Whether a string anywhere in `value` (keys included) holds a lone surrogate; walked with a
+    stack, not recursion, since `json.loads` reads nestings deeper than Python's recursion allows."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= c <= "\udfff" for c in item):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
     return False
 
 
 def _is_numeric_date(value: Any) -> bool:
     """A NumericDate (RFC 7519 §2): a JSON number (integer or not), never a string or a boolean."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return abs(value) <= _DOUBLE_MAX if isinstance(value, int) else math.isfinite(value)
 
 
 def _is_access_token_type(typ: Any) -> bool:
