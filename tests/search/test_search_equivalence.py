@@ -296,3 +296,21 @@ def test_most_bounds_every_entry(words: list[str], pick: int) -> None:
                     entry = index._entry(asked, rowid, 3.0, coverage)
                     assert (entry is None) == (most == 0.0), (query, rowid)
                     assert entry is None or -entry[0] <= 3.0 * most + 5e-7, (query, rowid, coverage)
+
+
+@pytest.mark.parametrize("word", ['issue"', '"', 'a"b', 'NEAR("x" OR', "*"])
+def test_a_word_with_fts5_syntax_in_a_document_neither_breaks_loading_nor_ranking(word: str) -> None:
+    """`Postings.load` probes each table with words of the first documents' text: a word holding a
+    double quote or an FTS5 operator (a hand-edited or hostile search.json) once made the probe a
+    syntax error that escaped `ToolIndex` (the server failed at start). Words are quoted as FTS5
+    strings (`phrase`), and the index ranks as the full scoring does."""
+    name = APIS[0]
+    search = json.loads((GENERATED / name / "search.json").read_text(encoding="utf-8"))
+    policy = json.loads((GENERATED / name / "policy.json").read_text(encoding="utf-8"))
+    documents = [dict(d) for d in search["documents"]]
+    first = dict(documents[0])
+    first["fields"] = {k: f"{word} {v}" if isinstance(v, str) else v for k, v in first["fields"].items()}
+    documents[0] = first
+    index = ToolIndex(policy, [], documents=documents)
+    for query in _blind_requests()[::11]:
+        assert index.search(query, limit=5) == reference(index, query, limit=5), query

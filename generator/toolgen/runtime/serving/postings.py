@@ -14,8 +14,10 @@ log((N - n_i + 0.5) / (n_i + 0.5))`` (``1e-6`` when not positive) over the table
 which hold the phrase. A phrase of one token thus adds the same share to every query it is in:
 `Postings` computes each share once, from the table's own postings (``fts5vocab``, so tokens are the
 tokenizer's, stemmed), in the same order of floating-point operations. `Postings.load` checks its shares
-against SQLite's ``bm25()`` on each table and refuses (None) when one differs in a single bit (another
-SQLite, a compiler that fuses multiply-adds): the caller then asks SQLite, as before.
+against SQLite's ``bm25()`` on each table for one probe query (up to 6 words of the first documents'
+text, every row it matches) and refuses (None) when a score differs in a single bit (another SQLite, a
+compiler that fuses multiply-adds) or SQLite refuses the probe: the caller then asks SQLite, as before.
+The probe is a sample, not a proof for every token: the equivalence tests compare whole rankings.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 from ...search.text_index import HEAD_NOUN_WEIGHT, HEAD_WEIGHT, STRUCTURE, TABLES
 
-__all__ = ["K1", "Asked", "B", "Key", "Postings", "bounded_ranking", "lexical_hits"]
+__all__ = ["K1", "Asked", "B", "Key", "Postings", "bounded_ranking", "lexical_hits", "phrase"]
 
 #: FTS5's bm25 parameters (fts5_aux.c, ``fts5Bm25Function``): term-frequency saturation and length normalisation
 K1 = 1.2
@@ -40,6 +42,12 @@ B = 0.75
 _TOKEN_CACHE = 1 << 16
 
 Tables = Mapping[str, tuple[tuple[tuple[str, float], ...], float]]
+
+
+def phrase(word: str) -> str:
+    """`word` as an FTS5 string (a phrase of a MATCH): in double quotes, a double quote in it doubled
+    (SQLite FTS5 query syntax, "Strings"), so no word can end the string or add an operator."""
+    return '"' + word.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)
@@ -99,15 +107,18 @@ class Postings:
         if tokens is None:
             return False
         keys = [self.key(table, t) for t in tokens]
-        match = " OR ".join(f'"{w}"' for w in words)
+        match = " OR ".join(phrase(w) for w in words)
         weights = ", ".join(str(w) for _, w in columns)
         found = 0
-        for rowid, raw in self._db.execute(
-            f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
-        ):
-            found += 1
-            if self.score(keys, rowid) != raw:
-                return False
+        try:
+            for rowid, raw in self._db.execute(
+                f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)
+            ):
+                found += 1
+                if self.score(keys, rowid) != raw:
+                    return False
+        except sqlite3.Error:  # a query SQLite refuses: no fast path, SQLite ranks every query
+            return False
         return found == len(set().union(*(k.rowids for k in keys if k is not None)))
 
     def key(self, table: str, token: str) -> Key | None:

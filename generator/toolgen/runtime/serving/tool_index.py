@@ -86,7 +86,7 @@ from ...search.text_index import (
 )
 from ...search.vector_index import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
 from ..identity import missing_of, scope_set
-from .postings import Asked, Postings, bounded_ranking, lexical_hits
+from .postings import Asked, Postings, bounded_ranking, lexical_hits, phrase
 
 __all__ = ["STOP_WORDS", "Hit", "IndexWarning", "ToolIndex", "checked_search", "query_terms", "split_words"]
 
@@ -265,7 +265,7 @@ class ToolIndex:
             (term, table): {
                 rowid
                 for (rowid,) in self._db.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',)
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (phrase(term),)
                 )
             }
             for term in dict.fromkeys(terms)
@@ -383,7 +383,7 @@ class ToolIndex:
         """The lexical ranking as SQLite's ``bm25()`` gives it: every matched document's entry
         (`_entry`), or with `prune` only those that can reach the first `limit` places."""
         totals: dict[int, float] = {}
-        match = " OR ".join(dict.fromkeys(f'"{t}"' for t in asked.terms))
+        match = " OR ".join(dict.fromkeys(phrase(t) for t in asked.terms))
         for table, (columns, table_weight) in TABLES.items():
             weights = ", ".join(str(w) for _, w in columns)
             get = totals.get
@@ -393,7 +393,7 @@ class ToolIndex:
                 totals[rowid] = get(rowid, 0.0) - raw * table_weight
         for words, weight in ((asked.last, HEAD_NOUN_WEIGHT), (asked.head, HEAD_WEIGHT)):
             if words:  # the head noun of a compound object, then the request's object, against the operation's object
-                match_head = " OR ".join(dict.fromkeys(f'"{t}"' for t in words))
+                match_head = " OR ".join(dict.fromkeys(phrase(t) for t in words))
                 for rowid, raw in self._db.execute(
                     "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)
                 ):
