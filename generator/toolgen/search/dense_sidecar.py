@@ -89,8 +89,11 @@ def dense_texts(documents: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def documents_sha256(texts: Sequence[str]) -> str:
-    """The SHA-256 (hex) of the dense texts (JSON list, UTF-8): what the vectors were made from."""
-    return hashlib.sha256(json.dumps(list(texts), ensure_ascii=False).encode("utf-8")).hexdigest()
+    """The SHA-256 (hex) of the dense texts (JSON list, UTF-8): what the vectors were made from. A
+    lone surrogate (which a build never writes, but a hand-edited search.json may hold) is hashed as
+    its own code unit ("surrogatepass"), so the hash of any text is defined and never raises."""
+    text = json.dumps(list(texts), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def encode(

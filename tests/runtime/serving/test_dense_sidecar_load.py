@@ -295,3 +295,14 @@ async def test_toolgen_serve_says_it_once_at_start_and_serves_the_lexical_rankin
         assert len(lines) == (0 if kind == "intact" else 1)
     finally:
         path.write_bytes(original)
+
+
+def test_a_lone_surrogate_in_search_json_is_a_mismatch_not_a_raise(package: Path) -> None:
+    """``"\\ud800"`` is valid JSON: a hand-edited search.json holding one in a field made hashing its
+    documents raise UnicodeEncodeError at load. It is now a documents_sha256 mismatch: the sidecar is
+    refused with its rebuild hint, and nothing raises."""
+    value = _search_json(package)
+    documents = [dict(d) for d in value["documents"]]
+    documents[0] = {**documents[0], "fields": {**documents[0]["fields"], "title": "a\ud800"}}
+    sidecar, problem = checked_sidecar(package, value["semantic"], documents)
+    assert sidecar is None and problem is not None and "rebuild" in problem.hint
