@@ -646,6 +646,9 @@ def test_a_ref_with_a_bad_tilde_escape_is_refused_not_read_as_text(tmp_path: Pat
         ("#/components/schemas", "#/components/schemas"),
         ("#/components/responses/Err", "#/components/responses/Err"),
         ("#/components/schemas/A/properties/n/maxLength", "a number"),
+        # a member named `schema` that is no parameter's, header's or media type's schema
+        ("#/components/responses/schema", "#/components/responses/schema"),
+        ("#/info/x-a/schema", "#/info/x-a/schema"),
     ],
 )
 def test_a_ref_whose_target_is_not_a_schema_is_a_located_error(tmp_path: Path, ref: str, names: str) -> None:
@@ -658,7 +661,13 @@ def test_a_ref_whose_target_is_not_a_schema_is_a_located_error(tmp_path: Path, r
         tmp_path,
         schemas,
         paths={"/items": {"get": {"responses": {"200": {"description": "ok"}}}}},
-        extra={"components": {"schemas": schemas, "responses": {"Err": {"description": "failed"}}}},
+        extra={
+            "components": {
+                "schemas": schemas,
+                "responses": {"Err": {"description": "failed"}, "schema": {"description": "named schema"}},
+            },
+            "info": {"title": "t", "version": "1", "x-a": {"schema": {"anything": True}}},
+        },
     )
     with pytest.raises(DiagnosticError) as exc:
         conv(doc, "M")
@@ -676,6 +685,7 @@ def test_a_ref_whose_target_is_not_a_schema_is_a_located_error(tmp_path: Path, r
         "#/components/schemas/A",
         "#/components/schemas/A/properties/n",
         "#/components/parameters/P/schema",
+        "#/components/headers/H/schema",
         "#/paths/~1items/get/responses/200/content/application~1json/schema",
     ],
 )
@@ -690,7 +700,13 @@ def test_a_ref_to_a_schema_anywhere_in_the_document_still_resolves(tmp_path: Pat
         tmp_path,
         schemas,
         paths={"/items": {"get": {"responses": {"200": {"description": "ok", "content": media}}}}},
-        extra={"components": {"schemas": schemas, "parameters": {"P": param}}},
+        extra={
+            "components": {
+                "schemas": schemas,
+                "parameters": {"P": param},
+                "headers": {"H": {"schema": {"type": "integer"}}},
+            }
+        },
     )
     schema, _ = conv(doc, "M")
     assert schema["properties"]["x"] != {}

@@ -407,6 +407,12 @@ def _find_cycle(members: list[str], edges: Mapping[str, list[str]]) -> tuple[str
     return None
 
 
+#: the members whose entries hold a `schema` member: parameters (by index or component name), headers,
+#: media types (under ``content``) and, in Swagger 2.0, responses (a ``schema`` named elsewhere, e.g. a
+#: component called ``schema`` or an ``x-`` extension's member, is no schema)
+_SCHEMA_HOLDERS = frozenset({"parameters", "headers", "content", "responses"})
+
+
 def _not_a_schema(target: str, value: Any) -> str | None:
     """What the ``$ref`` target at `target` (a JSON pointer into an OpenAPI document) is when it is
     not a schema (words for a message), or None when it is one (`RefsMixin._check_schema_target`)."""
@@ -424,6 +430,8 @@ def _not_a_schema(target: str, value: Any) -> str | None:
         tokens[:2] == ["components", STORE] and len(tokens) >= 3
     ):  # a bundled file's value, as its $ref took it
         return None
-    if "schema" in tokens[2:]:  # a parameter's, header's or media type's schema, or below one
+    if any(  # a parameter's, header's or media type's schema (Swagger 2.0: a response's), or below one
+        token == "schema" and tokens[i - 2] in _SCHEMA_HOLDERS for i, token in enumerate(tokens) if i >= 2
+    ):
         return None
     return f"#{target} (schemas live under components/schemas or a `schema` member)"
