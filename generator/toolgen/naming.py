@@ -112,6 +112,14 @@ def toolset_from_tag(tag: str) -> str | None:
     return shorten(name, MAX_TOOL_NAME)
 
 
+def path_text_problem(value: str) -> str | None:
+    """Why `value` cannot be a path a project file gives (toolgen.yaml's paths, an intent map's
+    ``spec:``): a control character (a NUL names no file on any system; a line break in a path is never
+    meant), or None."""
+    bad = next((ch for ch in value if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+    return None if bad is None else f"a path may not hold the control character {bad!r}"
+
+
 def _is_word(text: str, i: int) -> bool:
     """Whether ``text[i]`` is a word character as `re` reads ``\\w`` (a letter, a digit of any
     script, or ``_``); False outside the text."""

@@ -41,7 +41,7 @@ from ..compile.load import checked_tree, yaml_too_deep
 from ..compile.sourcemap import locate_ruamel
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import GeminiParameters, RegistryListing, names
-from ..naming import API_NAME_PATTERN
+from ..naming import API_NAME_PATTERN, path_text_problem
 from ..yaml_text import plain_yaml, read_yaml
 
 PROJECT_FILE = "toolgen.yaml"
@@ -63,9 +63,9 @@ KnownArtifact = Annotated[str, AfterValidator(_known_artifact)]
 def _path_text(value: str) -> str:
     """A path of toolgen.yaml: text without control characters (a NUL cannot name a file on any
     system, and a line break in a path is never meant)."""
-    bad = next((ch for ch in value if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
-    if bad is not None:
-        raise ValueError(f"a path may not hold the control character {bad!r}")
+    problem = path_text_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     if not value:
         raise ValueError("a path may not be empty")
     return value

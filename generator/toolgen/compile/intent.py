@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
-from ..naming import ARG_NAME_RE
+from ..naming import ARG_NAME_RE, path_text_problem
 from ..policy.members import MAX_PAGE_SIZE, MAX_PREVIEW_TTL_S, MAX_TIMEOUT_MS
 from ..remember import Remember, computed
 from ..yaml_text import plain_yaml, read_yaml
@@ -434,9 +434,9 @@ class IntentMap(StrictModel):
     @field_validator("spec")
     @classmethod
     def _spec_path(cls, value: str | None) -> str | None:
-        bad = next((ch for ch in value or "" if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
-        if bad is not None:  # a NUL names no file on any system; a line break in a path is never meant
-            raise ValueError(f"a path may not hold the control character {bad!r}")
+        problem = path_text_problem(value or "")
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     allow_external_refs: bool = Field(

@@ -28,13 +28,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .dense_sidecar import SIDECAR_FILE, Sidecar, SidecarError, decode, dense_texts, documents_sha256
+from .dense_sidecar import (
+    SIDECAR_FILE,
+    Sidecar,
+    SidecarError,
+    decode,
+    dense_texts,
+    documents_sha256,
+    is_sha256_hex,
+)
 
 __all__ = ["REBUILD", "DenseProblem", "checked_sidecar"]
 
 #: what to do about a sidecar that is not this ``search.json``'s
 REBUILD = "rebuild the package (`toolgen build`), which writes search.vectors with its search.json"
-_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,7 @@ def _pin(value: Any) -> str | None:
     if not isinstance(value, Mapping):
         return None
     path, sha = value.get("path"), value.get("sha256")
-    ok = isinstance(path, str) and path and isinstance(sha, str) and len(sha) == 64 and set(sha) <= _HEX
-    return sha if ok else None
+    return sha if isinstance(path, str) and path and is_sha256_hex(sha) else None
 
 
 def _wanted(value: Mapping[str, Any], documents: Sequence[Mapping[str, Any]]) -> dict[str, Any] | str:

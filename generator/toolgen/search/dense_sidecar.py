@@ -48,6 +48,7 @@ __all__ = [
     "dense_texts",
     "documents_sha256",
     "encode",
+    "is_sha256_hex",
     "same_pins",
 ]
 
@@ -64,6 +65,11 @@ DENSE_FIELDS = ("title", "name", "keywords", "examples", "body")
 _MAX_HEADER = 4096
 _MAX_DIMENSIONS = 8192
 _HEX64 = frozenset("0123456789abcdef")
+
+
+def is_sha256_hex(value: object) -> bool:
+    """Whether `value` is a SHA-256 digest as this file spells one: 64 lower-case hex digits."""
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX64
 
 
 class SidecarError(ValueError):
@@ -162,7 +168,7 @@ def _header(data: bytes) -> tuple[dict[str, Any], int]:
         )
     for key in ("documents_sha256", "model_sha256", "tokenizer_sha256", "vectors_sha256"):
         value = header.get(key)
-        if not (isinstance(value, str) and len(value) == 64 and set(value) <= _HEX64):
+        if not is_sha256_hex(value):
             raise SidecarError(f"its header's {key} is not a SHA-256 in lower-case hex")
     if header.get("quantisation") != QUANTISATION:
         raise SidecarError(
