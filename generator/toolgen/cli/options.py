@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from ..evals.provider_names import PROVIDERS
-from ..runtime.identity import ISSUER_CALLER_PREFIX
+from ..runtime.identity import ISSUER_CALLER_PREFIX, RESERVED_ACTOR
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,9 +50,7 @@ def local_actor(actor_id: str) -> str:
     and issued approvals. Raises `click.BadParameter` (exit 2) for one that does."""
     if actor_id.startswith(ISSUER_CALLER_PREFIX):
         raise click.BadParameter(
-            f"an actor id beginning {ISSUER_CALLER_PREFIX!r} is reserved for the callers of an "
-            "authorization server (jwt:<iss>#<sub>): acting as one would use its limits, previews and "
-            "approvals; to approve such a caller's preview use `toolgen approve --actor ID`",
+            f"{RESERVED_ACTOR}; to approve such a caller's preview use `toolgen approve --actor ID`",
             param_hint="'--actor'",
         )
     return actor_id

@@ -29,6 +29,7 @@ from .errors import ToolError, make_error
 
 __all__ = [
     "ISSUER_CALLER_PREFIX",
+    "RESERVED_ACTOR",
     "filter_catalog",
     "is_deferred",
     "issuer_caller_id",
@@ -45,6 +46,11 @@ __all__ = [
 #: The prefix of every issuer-bound caller id (`issuer_caller_id`); reserved: an id given any other
 #: way (a token file's actor, a verifier that names no issuer) may not begin with it.
 ISSUER_CALLER_PREFIX = "jwt:"
+#: why a local actor id (a token file's, ``--actor``'s) may not begin with `ISSUER_CALLER_PREFIX`
+RESERVED_ACTOR = (
+    f"an actor id beginning {ISSUER_CALLER_PREFIX!r} is reserved for the callers of an authorization "
+    "server (jwt:<iss>#<sub>): acting as one would use its limits, previews and approvals"
+)
 _ESCAPED = re.compile("%2[35]")
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..call.local_yaml import compose_located
-from ..identity import ISSUER_CALLER_PREFIX
+from ..identity import ISSUER_CALLER_PREFIX, RESERVED_ACTOR
 
 __all__ = [
     "MAX_TOKEN_LENGTH",
@@ -225,8 +225,7 @@ class _TokenFileReader:
         if actor_node.value.strip().startswith(ISSUER_CALLER_PREFIX):
             raise self.fail(
                 actor_node,
-                f"an actor id beginning {ISSUER_CALLER_PREFIX!r} is reserved for the callers of an "
-                "authorization server (issuer-bound ids): choose another name",
+                f"{RESERVED_ACTOR}: choose another name",
             )
         digest = self.digest(fields["sha256"][1])
         held = self.scopes(fields["scopes"][1])
