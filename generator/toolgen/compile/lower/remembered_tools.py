@@ -31,14 +31,13 @@ this build changes no byte.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 
 from ..ir import Tool
 from ..operations import Operation
 from .context import Ctx
 from .resolve import ResolvedIntent
-from .reuse import _recording
+from .reuse import _digest, _recording
 from .tools import lower_resolved
 from .toolsets import Placement, place
 
@@ -110,12 +109,7 @@ def intent_tools(
 
 def tools_key(lowering_key: str) -> str:
     """The key of an intent's tools in `IntentTools`, from its operation's lowering key."""
-    h = hashlib.sha256()
-    for part in ("intent-tools 1", lowering_key):
-        data = part.encode("utf-8")
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-    return h.hexdigest()
+    return _digest("intent-tools 1", lowering_key)
 
 
 def _placement(tool: Tool) -> Placement:
