@@ -116,6 +116,16 @@ def test_refuses_to_overwrite_without_force(project: Path, cli: Callable[..., An
     assert (project / "intent_maps" / "clean.yaml").read_text(encoding="utf-8") != before
 
 
+def test_force_replaces_the_map_whole_keeping_its_mode(project: Path, cli: Callable[..., Any]) -> None:
+    """--force writes the new draft beside the old map, flushed, then renamed over it (`replace_file`):
+    the file keeps its permission bits and no temporary file is left."""
+    target = project / "intent_maps" / "clean.yaml"
+    target.chmod(0o640)
+    assert _init(cli, "specs/widgets.yaml", "intent_maps/clean.yaml", "--force").exit_code == 0
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")) == []
+
+
 def test_default_out_and_name(project: Path, cli: Callable[..., Any]) -> None:
     result = cli("init", "specs/widgets.yaml", "--name", "gizmos")
     assert result.exit_code == 0, result.stderr

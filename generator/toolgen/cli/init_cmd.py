@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 import click
@@ -26,6 +27,7 @@ from ..scaffold.describe import DescribeOptions
 from ..scaffold.init import api_name_from, draft_intent_map, renamed_keyword
 from .describe_cmd import INIT_COMMAND, WriterChoice, check_writer, run_describe, writer_options
 from .exits import guarded
+from .files import new_file_mode, replace_file
 
 
 @click.command("init")
@@ -112,9 +114,8 @@ def init_command(
         doc, api=name, spec_ref=spec_ref, out=target, command=command, spec_diagnostics=loaded.items
     )
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(result.text, encoding="utf-8")
-    os.replace(tmp, target)
+    mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else new_file_mode()
+    replace_file(target, result.text.encode("utf-8"), mode)
     left = f"; {len(result.skipped)} operations left out (listed at the end)" if result.skipped else ""
     shown = display_path(target)
     click.echo(f"toolgen: wrote {shown} ({result.intents} intents{left}).", err=True)
