@@ -12,7 +12,9 @@ model sees (`toolgen.search.dense_sidecar.dense_texts`). Its payload is the vect
 float64, little-endian, before the sidecar's quantisation. So a text whose document changed, or any
 text under another model or tokenizer pin, is a miss; every other text is read back.
 
-The sidecar a cached build writes is the bytes a build without the cache writes: an entry holds the
+The sidecar a cached build writes is the bytes a build without the cache writes on the same machine
+(a cache shared between machines of one architecture whose CPUs differ in vector instructions may
+hold vectors that differ in their last bits; `build --check` compares pins, not vectors): an entry holds the
 exact float64 the model computed for that text, and the model runs each text on its own
 (`toolgen.search.onnx_embedder.BATCH` is 1), so a vector never depends on which other texts were
 embedded in the same build. An entry is used only when the cache believes it (its header, length and
