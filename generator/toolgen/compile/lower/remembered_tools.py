@@ -38,8 +38,8 @@ from ..operations import Operation
 from .context import Ctx
 from .resolve import ResolvedIntent
 from .reuse import _digest, _recording
-from .tools import lower_resolved
-from .toolsets import Placement, place
+from .tools import lower_resolved, placement_of
+from .toolsets import Placement
 
 
 class IntentTools:
@@ -81,16 +81,7 @@ def intent_tools(
     entry = tools_key(found)
     kept = remembered.get(entry)
     if kept is not None:
-        placed = place(
-            ctx,
-            op,
-            toolset=resolved.toolset,
-            loading=resolved.loading,
-            keywords=resolved.keywords,
-            group=resolved.group,
-            examples=resolved.examples,
-            not_for=resolved.not_for,
-        )
+        placed = placement_of(ctx, op, resolved)
         if all(_placement(tool) == placed for tool in kept):
             for tool in kept:
                 ctx.names[tool.name] = op.pointer

@@ -24,7 +24,7 @@ from .input_examples import tool_examples
 from .resolve import ResolvedIntent, resolve_intent
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
-from .toolsets import place
+from .toolsets import Placement, place
 
 
 def lower_intent(
@@ -46,10 +46,25 @@ def lower_intent(
     return lower_resolved(ctx, op, resolved)
 
 
+def placement_of(ctx: Ctx, op: Operation, resolved: ResolvedIntent) -> Placement:
+    """`place` of the tools of `resolved` (its toolset, loading, keywords, include group and search
+    expansions): what `lower_resolved` gives their rows, and what a remembered tool must still hold."""
+    return place(
+        ctx,
+        op,
+        toolset=resolved.toolset,
+        loading=resolved.loading,
+        keywords=resolved.keywords,
+        group=resolved.group,
+        examples=resolved.examples,
+        not_for=resolved.not_for,
+    )
+
+
 def lower_resolved(ctx: Ctx, op: Operation, resolved: ResolvedIntent) -> list[Tool]:
     """`lower_intent` of the intent `resolve_intent` gave `resolved` (its key, where it sits, whether
     it is explicit and its include group are the resolved intent's)."""
-    key, where, explicit, group = resolved.key, resolved.where, resolved.explicit, resolved.group
+    key, where, explicit = resolved.key, resolved.where, resolved.explicit
     lowered = lowered_operation(ctx, op, resolved)
     ctx.sink.extend(resolved.findings)
     defaults = ctx.intents.model.defaults
@@ -65,16 +80,7 @@ def lower_resolved(ctx: Ctx, op: Operation, resolved: ResolvedIntent) -> list[To
         accept=lowered.accept,
         redirect=lowered.redirect,
     )
-    placed = place(
-        ctx,
-        op,
-        toolset=resolved.toolset,
-        loading=resolved.loading,
-        keywords=resolved.keywords,
-        group=group,
-        examples=resolved.examples,
-        not_for=resolved.not_for,
-    )
+    placed = placement_of(ctx, op, resolved)
     summary = summary_of(ctx, op, resolved, defaults.description_max_chars, placed.examples)
     title = resolved.title or title_of(op)
     bindings = tuple(a.binding for a in lowered.args if a.binding is not None)
