@@ -26,6 +26,7 @@ import decimal
 import enum
 import json
 import math
+import sys
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -41,20 +42,20 @@ MAX_ARGUMENT_NODES = 200_000
 _EXACT_INT = 2**53
 
 
-def strict_json(text: str, *, unique_keys: bool = False) -> Any:
+def strict_json(text: str, *, unique_keys: bool = False, double_integers: bool = False) -> Any:
     """`text` parsed as JSON (RFC 8259), refusing what Python's parser lets through but no JSON output
     can carry: ``NaN``/``Infinity`` and numbers that overflow a double (``1e999``). With
     `unique_keys`, an object naming one member twice is refused too (RFC 8259 §4: its meaning is
-    unpredictable; Python keeps the last silently). Raises `ValueError` (and `RecursionError` for
-    absurd nesting), like `json.loads`."""
-    if unique_keys:
-        return json.loads(
-            text,
-            parse_constant=_refuse_constant,
-            parse_float=_finite_float,
-            object_pairs_hook=_unique_members,
-        )
-    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    unpredictable; Python keeps the last silently). With `double_integers`, so is an integer beyond
+    a double's magnitude (I-JSON, RFC 7493 §2.2: a 400-digit ``exp``). Raises `ValueError` (and
+    `RecursionError` for absurd nesting), like `json.loads`."""
+    return json.loads(
+        text,
+        parse_constant=_refuse_constant,
+        parse_float=_finite_float,
+        parse_int=_double_int if double_integers else None,
+        object_pairs_hook=_unique_members if unique_keys else None,
+    )
 
 
 def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -68,6 +69,17 @@ def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+#: The largest integer magnitude a double holds (``sys.float_info.max``, as an int).
+DOUBLE_MAX = int(sys.float_info.max)
+
+
+def _double_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > DOUBLE_MAX:
+        raise ValueError(f"{text[:40]}... overflows a double")
+    return value
 
 
 def _finite_float(text: str) -> float:
@@ -195,4 +207,11 @@ def plain_arguments(raw: Any) -> dict[str, Any]:
     return root
 
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_ARGUMENT_NODES", "invalid_argument", "plain_arguments", "strict_json"]
+__all__ = [
+    "DOUBLE_MAX",
+    "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_NODES",
+    "invalid_argument",
+    "plain_arguments",
+    "strict_json",
+]

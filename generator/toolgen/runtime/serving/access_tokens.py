@@ -62,7 +62,6 @@ import math
 import os
 import re
 import stat
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +69,7 @@ from typing import Any
 
 import httpx
 
+from ..call.arguments import DOUBLE_MAX, strict_json
 from ..call.caller_credentials import TokenExchangeClient
 from ..call.local_yaml import compose_located
 from ..clock import SYSTEM, Clock
@@ -437,48 +437,12 @@ def _i_json(segment: str) -> dict[str, Any] | None:
 
     try:
         raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
-        value = json.loads(
-            raw.decode("utf-8"),
-            object_pairs_hook=_unique_members,
-            parse_constant=_no_constant,
-            parse_float=_double,
-            parse_int=_double_int,
-        )
+        value = strict_json(raw.decode("utf-8"), unique_keys=True, double_integers=True)
     except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
         return None
     if not isinstance(value, dict) or _has_lone_surrogate(value):
         return None
     return value
-
-
-def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    names = [name for name, _ in pairs]
-    if len(set(names)) != len(names):
-        raise ValueError("duplicate member name")
-    return dict(pairs)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _double(text: str) -> float:
-    """A JSON number with a fraction or exponent, as a double; ValueError past its range (``1e400``)."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:20]} is beyond a double's range")
-    return value
-
-
-def _double_int(text: str) -> int:
-    """A JSON integer; ValueError when a double cannot hold its magnitude (RFC 7493 §2.2)."""
-    value = int(text)
-    if abs(value) > _DOUBLE_MAX:
-        raise ValueError("an integer beyond a double's range")
-    return value
-
-
-_DOUBLE_MAX = int(sys.float_info.max)
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -502,7 +466,7 @@ def _is_numeric_date(value: Any) -> bool:
     """A NumericDate (RFC 7519 §2): a JSON number (integer or not), never a string or a boolean."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    return abs(value) <= _DOUBLE_MAX if isinstance(value, int) else math.isfinite(value)
+    return abs(value) <= DOUBLE_MAX if isinstance(value, int) else math.isfinite(value)
 
 
 def _is_access_token_type(typ: Any) -> bool:
