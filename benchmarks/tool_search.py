@@ -153,7 +153,7 @@ def _as_init_drafts(
     toolsets: dict[str, Any] = dict(more.get("toolsets") or {})
     for op in operations:
         key, drafted = drafts[op.pointer]
-        tool = {
+        tool: dict[str, Any] = {
             k: drafted[k] for k in ("operation", "effect", "permission", "toolset", "hide") if k in drafted
         }
         ref = op.operation_id or f"{op.method} {op.path}"
