@@ -99,7 +99,13 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         """
         if context not in ("input", "output"):
             raise ValueError(f"context must be 'input' or 'output', not {context!r}")
-        built = self._build(node, pointer, context, 1)
+        try:
+            built = self._build(node, pointer, context, 1)
+        except _TooDeep:
+            # located at this schema, as the measure below locates it: where a nested target first
+            # passed the budget depends on which conversions ran before (a memoised target is not
+            # walked again), and what one conversion reports must not (`toolgen.compile.lower.reuse`)
+            raise self._too_deep(pointer) from None
         root, refs = built.schema, built.refs
         # A root that is a reference to a recursive schema: inline that schema one level.
         for _ in range(16):
@@ -180,7 +186,7 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         return self._measure(node, memo)[0]
 
     def _too_deep(self, pointer: str) -> DiagnosticError:
-        return DiagnosticError.one(
+        return _TooDeep.one(
             "schema-too-large",
             f"schema nests more than {self.budget.max_depth} levels deep after inlining $refs "
             f"(budget {self.budget.max_depth} levels)",
@@ -319,6 +325,11 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
             f"write a {key} of at most {MAX_COUNT} in the spec",
         )
         out[key] = MAX_COUNT
+
+
+class _TooDeep(DiagnosticError):
+    """``schema-too-large`` for a schema nested past ``budgets.max_schema_depth`` (`convert` locates
+    it at the converted schema, wherever inside it the budget was passed)."""
 
 
 class _Noting(DiagnosticSink):

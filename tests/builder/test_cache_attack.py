@@ -1,0 +1,140 @@
+"""The build cache against edits that reach a tool through another one: a project copied twice, one
+built with the cache and one with ``--no-cache`` after every edit, compared by exit code, printed
+findings and every file written. Each test here is an input sequence that once gave the two builds
+different bytes, or one that was tried and held."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.builder.test_cache import _tree
+from tests.support.build import run
+
+
+@pytest.fixture(autouse=True)
+def cache_on(_no_build_cache: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache on (the suite runs without it), each project's own `.toolgen/cache`, and a secret of
+    this test's own."""
+    monkeypatch.setenv("TOOLGEN_CACHE", "1")
+    monkeypatch.delenv("TOOLGEN_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+
+
+class Twins:
+    """One project in two folders: `cached` built with the cache, `cold` with ``--no-cache``."""
+
+    def __init__(self, root: Path) -> None:
+        self.cached, self.cold = root / "cached", root / "cold"
+
+    def write(self, files: dict[str, str]) -> None:
+        for project in (self.cached, self.cold):
+            for rel, text in files.items():
+                path = project / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+
+    def _build(self, project: Path, *flags: str) -> tuple[int, str]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(project)
+            result = run("build", "-q", *flags)
+        return result.exit_code, result.output
+
+    def compare(self) -> tuple[int, str]:
+        """Build both; assert the same exit code, findings and files; the cached build's result."""
+        cached, cold = self._build(self.cached), self._build(self.cold, "--no-cache")
+        assert cached == cold
+        assert _tree(self.cached / "out") == _tree(self.cold / "out")
+        if cached[0] == 0:
+            assert self._build(self.cached, "--check")[0] == 0
+        return cached
+
+
+def _project(name: str, intent_map: str) -> str:
+    return f"toolgen: 1\napis:\n  - name: {name}\n    intent_map: {intent_map}\n    out: out/{name}\n"
+
+
+# -- a schema nested past the depth budget, reached by two operations -------------------------------
+
+
+def _deep_spec() -> dict[str, Any]:
+    """Two operations whose request bodies reach component `S` (3 levels): `makeA` at its root, `makeB`
+    two levels down, past a budget of 4 levels."""
+
+    def body(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
+    nested = {"type": "object", "properties": {"y": {"$ref": "#/components/schemas/S"}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Deep", "version": "1"},
+        "servers": [{"url": "https://deep.example.com"}],
+        "paths": {
+            "/a": {
+                "post": {
+                    "operationId": "makeA",
+                    "requestBody": body({"$ref": "#/components/schemas/S"}),
+                    "responses": ok,
+                }
+            },
+            "/b": {
+                "post": {
+                    "operationId": "makeB",
+                    "requestBody": body({"type": "object", "properties": {"x": nested}}),
+                    "responses": ok,
+                }
+            },
+        },
+        "components": {
+            "schemas": {
+                "S": {
+                    "type": "object",
+                    "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
+                }
+            }
+        },
+    }
+
+
+def _deep_map(b_intent: str) -> str:
+    return (
+        "toolgen: 1\nspec: deep.json\napi: {name: deep}\nbudgets: {max_schema_depth: 4}\ntools:\n"
+        "  make_a: {operation: makeA, effect: write, permission: deep:write, approval: required,\n"
+        "           idempotency: {key: action_id, send_as: none}, description: Make an A.}\n" + b_intent
+    )
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # an explicit intent: its error is printed where the budget was passed
+            "  make_b: {operation: makeB, effect: read, description: One.}\n",
+            "  make_b: {operation: makeB, effect: read, description: Two.}\n",
+        ),
+        (  # an include group: the operation skipped with a warning, in the findings and REPORT.md
+            "include: [{match: makeB, prefix: x_}]\n",
+            "include: [{match: makeB, prefix: y_}]\n",
+        ),
+    ],
+)
+def test_a_schema_too_deep_is_located_alike_whichever_operation_was_lowered_first(
+    tmp_path: Path, before: str, after: str
+) -> None:
+    """`makeA` converts `S` first in a build without the cache; after an edit of `makeB`'s intent alone,
+    a cached build takes `makeA`'s tools whole and converts `S` first for `makeB`, two levels down. The
+    converter once raised `schema-too-large` at the level inside `S` where the budget was passed when
+    it walked `S` itself, and at `makeB`'s body when it found `S` converted already: the two builds
+    printed the finding at different places (and wrote them into REPORT.md)."""
+    twins = Twins(tmp_path)
+    twins.write(
+        {"toolgen.yaml": _project("deep", "deep.yaml"), "deep.json": json.dumps(_deep_spec(), indent=1)}
+    )
+    twins.write({"deep.yaml": _deep_map(before)})
+    twins.compare()
+    twins.write({"deep.yaml": _deep_map(after)})
+    code, output = twins.compare()
+    assert "#/paths/~1b/post/requestBody/content/application~1json/schema" in output
+    assert code == (2 if "make_b" in after else 0)
