@@ -6,12 +6,15 @@ different bytes, or one that was tried and held."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.builder.test_cache import _tree
-from tests.support.build import run
+from tests.support.build import REPO, run
 
 
 @pytest.fixture(autouse=True)
@@ -138,3 +141,79 @@ def test_a_schema_too_deep_is_located_alike_whichever_operation_was_lowered_firs
     code, output = twins.compare()
     assert "#/paths/~1b/post/requestBody/content/application~1json/schema" in output
     assert code == (2 if "make_b" in after else 0)
+
+
+# -- a library that turns a format check on ---------------------------------------------------------
+
+_HOSTS_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Hosts", "version": "1"},
+    "servers": [{"url": "https://hosts.example.com"}],
+    "paths": {
+        "/hosts": {
+            "get": {
+                "operationId": "getHost",
+                "parameters": [
+                    {
+                        "name": "host",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string", "format": "hostname"},
+                    }
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+_HOSTS_MAP = """toolgen: 1
+spec: hosts.json
+api: {name: hosts}
+tools:
+  get_host:
+    operation: getHost
+    effect: read
+    permission: hosts:read
+    description: Look up one host by its name.
+    args:
+      host: {schema: {type: string, enum: [example.com, "not a host!"]}}
+"""
+#: a stand-in for the fqdn library: with it importable, jsonschema's format checker checks `hostname`
+_FQDN = (
+    "class FQDN:\n"
+    "    def __init__(self, name, min_labels=1):\n"
+    "        self.is_valid = bool(name) and all(c.isalnum() or c in '.-' for c in name)\n"
+)
+
+
+def _process_build(project: Path, path: list[Path], *flags: str) -> tuple[int, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in [REPO / "generator", *path])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgen", "build", "-q", *flags],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_a_format_library_on_the_path_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    """Whether an `args:` narrowing is proved depends on the formats jsonschema's format checker
+    checks, and it checks `hostname` only when the fqdn library imports. The cache's key of toolgen's
+    code named the versions of its libraries but not these, so once fqdn appeared, a cached build (here
+    answered by its manifest) still wrote the narrowing a build without the cache refuses."""
+    project, library = tmp_path / "project", tmp_path / "library"
+    project.mkdir()
+    library.mkdir()
+    (library / "fqdn.py").write_text(_FQDN, encoding="utf-8")
+    (project / "toolgen.yaml").write_text(_project("hosts", "hosts.yaml"), encoding="utf-8")
+    (project / "hosts.json").write_text(json.dumps(_HOSTS_SPEC, indent=1), encoding="utf-8")
+    (project / "hosts.yaml").write_text(_HOSTS_MAP, encoding="utf-8")
+    assert _process_build(project, [])[0] == 0  # without a hostname check the narrowing holds
+    cached = _process_build(project, [library])
+    cold = _process_build(project, [library], "--no-cache")
+    assert cold[0] == 2 and "arg-narrowing-unproved" in cold[1]
+    assert cached == cold

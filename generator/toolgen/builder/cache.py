@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import importlib.util
 import json
 import os
 import secrets
@@ -63,6 +64,21 @@ _HEADER_MAX = 128
 #: entry, or one whose file is not exactly its header and the length the header states, is a miss
 #: found from the file's size alone, before any of it is read
 MAX_ENTRY_BYTES = 256 << 20
+#: the modules whose presence turns a format check of jsonschema's ``FORMAT_CHECKER`` on (each format is
+#: checked only when its library imports: ``hostname`` with fqdn, ``uri`` with rfc3987...), which
+#: decides whether an ``args:`` schema is proved narrower than the spec's (`toolgen.compile.narrowing`)
+_FORMAT_MODULES = (
+    "fqdn",
+    "idna",
+    "isoduration",
+    "jsonpointer",
+    "rfc3339_validator",
+    "rfc3986_validator",
+    "rfc3987",
+    "rfc3987_syntax",
+    "uri_template",
+    "webcolors",
+)
 #: libraries whose versions can change what a build writes (formatters, model generator, tokenizer, parsers)
 _LIBRARIES = (
     "black",
@@ -79,8 +95,11 @@ _LIBRARIES = (
     "isort",
     "numpy",  # numpy: the vectors of the `search.semantic` option
     "onnxruntime",
-    "tokenizers",
-)  # the dense option's model run (`search: {semantic: onnx}`)
+    "tokenizers",  # the dense option's model run (`search: {semantic: onnx}`)
+    "referencing",  # how jsonschema resolves the `$ref`s of a schema it validates with
+    "jsonschema-specifications",
+    *(name.replace("_", "-") for name in _FORMAT_MODULES),
+)
 
 
 def digest(*parts: bytes | str) -> str:
@@ -101,14 +120,18 @@ def canonical(value: Any) -> str:
 @lru_cache(maxsize=1)
 def environment_key() -> str:
     """The digest of the code that computes every cached value: each file of the toolgen package and
-    of its templates (path and bytes), the Python version, the installed versions of `_LIBRARIES`
-    and the reader YAML specs are parsed with (`toolgen.compile.load.yaml_reader`: PyYAML's C and
-    pure-Python loaders differ on edge inputs). Computed once per process (about 130 files)."""
+    of its templates (path and bytes), the Python version, the installed versions of `_LIBRARIES`,
+    which of jsonschema's format-check libraries can be imported (`_FORMAT_MODULES`) and the reader
+    YAML specs are parsed with (`toolgen.compile.load.yaml_reader`: PyYAML's C and pure-Python
+    loaders differ on edge inputs). Computed once per process (about 130 files)."""
     package = Path(__file__).resolve().parents[1]
     from ..compile.load import yaml_reader
     from ..emit.template_path import template_dir
 
     parts: list[bytes | str] = [sys.version, sys.implementation.name, yaml_reader()]
+    # found, not imported (a build answered by its manifest imports no jsonschema): a module on the
+    # path without a distribution's metadata counts too
+    parts.append(" ".join(name for name in _FORMAT_MODULES if importlib.util.find_spec(name) is not None))
     for name in _LIBRARIES:
         try:
             parts.append(f"{name}=={metadata.version(name)}")
