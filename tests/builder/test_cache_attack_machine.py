@@ -251,6 +251,16 @@ class CrossToolEdits(RuleBasedStateMachine):
     def depth(self, depth: int | None) -> None:
         self._set(depth=depth)
 
+    @rule(description=_words)
+    def deep_edit(self, description: str | None) -> None:
+        """The depth budget passed two levels inside `Widget` by `createGadget` only, then that
+        operation's intent alone edited: a cached build takes the other intents' tools whole, and
+        converts `Widget` first from `createGadget`'s body."""
+        self._set(depth=4)
+        explicit = dict(self.state["explicit"])
+        explicit["createGadget"] = description
+        self._set(explicit=explicit)
+
     @rule(text=st.sampled_from(["Widgets and their parts.", "Everything about widgets.", ""]))
     def tag(self, text: str) -> None:
         self._set(tag=text)
