@@ -213,6 +213,15 @@ _code(
     fix="Point the `$ref` at a schema, e.g. '#/components/schemas/Name'.",
 )
 _code(
+    "ref-not-path-item",
+    "error",
+    "spec",
+    summary="A path item's `$ref` names no Path Item Object: a string, list or number, the whole document, or "
+    "a chain of path item `$ref`s that loops; read as a path item, the path's operations would vanish.",
+    fix="Point the `$ref` at a Path Item Object, e.g. '#/components/pathItems/Name', or write the path's "
+    "operations under it.",
+)
+_code(
     "ref-cycle",
     "error",
     "spec",
