@@ -251,6 +251,7 @@ class ApiTarget:
     anthropic_input_examples: bool = True  # toolgen.yaml `dialects.anthropic.input_examples`
     registry: RegistryListing | None = None  # toolgen.yaml `registry:` of the API (server.json)
     dense: DenseConfig | None = None  # toolgen.yaml `search:` with `semantic: onnx`
+    out_at: SourceLocation | None = None  # where toolgen.yaml sets `out` (`outputs_outside`)
 
 
 @dataclass(frozen=True)
@@ -273,6 +274,7 @@ class Project:
     targets: list[ApiTarget]
     schema_out: Path | None
     lint: LintConfig = field(default_factory=LintConfig)
+    schema_out_at: SourceLocation | None = None  # where toolgen.yaml sets `schema_out`, if it does
 
 
 def spec_override(name: str, cli: dict[str, str]) -> Path | None:
@@ -396,9 +398,56 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                 examples,
                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None,
                 dense,
+                _located(root_node, display, ["apis", str(i), "out"]),
             )
         )
-    return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
+    return Project(
+        base,
+        path,
+        targets,
+        base / model.schema_out if model.schema_out else None,
+        model.lint,
+        _located(root_node, display, ["schema_out"]) if "schema_out" in model.model_fields_set else None,
+    )
+
+
+def _located(root_node: object, display: str, tokens: list[str]) -> SourceLocation:
+    line, col = locate_ruamel(root_node, tokens)
+    return SourceLocation(display, line, col, "/" + "/".join(tokens))
+
+
+def outputs_outside(project: Project) -> list[Diagnostic]:
+    """One located ``project-output-outside`` error for each output path toolgen.yaml sets for the
+    project's targets (``apis[].out``; ``schema_out``) that resolves outside the folder holding
+    toolgen.yaml: ``..`` and the symbolic links of the parts that exist are resolved first, so
+    ``out: ../../etc``, ``out: /etc`` and a link inside the folder to a folder outside it are all
+    outside. A toolgen.yaml changed in a pull request could otherwise make a CI build write (or, with
+    ``--check``, read and print) files wherever the runner can. Empty for a project without a file
+    (nothing of toolgen.yaml to distrust); ``toolgen build --allow-outside-project`` skips the check."""
+    if project.file is None:
+        return []
+    root = project.root.resolve()
+    named: list[tuple[str, Path, SourceLocation | None]] = [
+        (f"apis[{i}].out (API {t.name!r})", t.out, t.out_at) for i, t in enumerate(project.targets)
+    ]
+    if project.schema_out is not None:
+        named.append(("schema_out", project.schema_out, project.schema_out_at))
+    found = []
+    for key, path, at in named:
+        resolved = path.resolve()
+        if resolved != root and root not in resolved.parents:
+            found.append(
+                Diagnostic(
+                    "project-output-outside",
+                    "error",
+                    f"{key}: {display_path(path)} resolves to {resolved}, outside the project folder "
+                    f"{root} that holds {project.file.name}",
+                    at or SourceLocation(display_path(project.file)),
+                    "write a path inside the project folder (relative to toolgen.yaml, without leading "
+                    "`..`), or pass `toolgen build --allow-outside-project` if you mean it",
+                )
+            )
+    return found
 
 
 def _dense_config(

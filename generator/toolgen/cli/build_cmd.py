@@ -30,7 +30,15 @@ from ..builder.build import ApiBuild, build_api, build_project, target_options
 from ..builder.cache import Cache
 from ..builder.incremental import Reused, fresh, inputs_key, remember
 from ..builder.output_files import Output, check_destinations, check_outputs, write_outputs
-from ..builder.project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
+from ..builder.project import (
+    ALL_ARTIFACTS,
+    PROJECT_FILE,
+    Artifact,
+    Project,
+    find_project_file,
+    load_project,
+    outputs_outside,
+)
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
 from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
@@ -142,13 +150,18 @@ def _build_the_project(
     artifacts: tuple[Artifact, ...] | None,
     no_cache: bool,
     progress: Any,
+    outside: bool = False,
 ) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
     vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
-    project (the order its findings are printed in)."""
+    project (the order its findings are printed in). An output path of toolgen.yaml outside its folder
+    is a located error before anything is read from or written to it, unless `outside`
+    (``--allow-outside-project``)."""
     project = load_project(project_file or Path(PROJECT_FILE), named)
     if api_name is not None:
         project = _only(project, api_name)
+    if not outside and (escaped := outputs_outside(project)):
+        raise DiagnosticError(escaped)
     if artifacts is not None:
         project.targets = [replace(t, emit=artifacts) for t in project.targets]
     cache = None if no_cache else Cache.for_project(project.root)
@@ -211,6 +224,12 @@ def _build_the_project(
     is_flag=True,
     help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).",
 )
+@click.option(
+    "--allow-outside-project",
+    "outside",
+    is_flag=True,
+    help="Let toolgen.yaml's output paths (out, schema_out) lie outside its folder.",
+)
 @guarded
 def build_command(
     target: str | None,
@@ -222,6 +241,7 @@ def build_command(
     emit: str | None,
     quiet: bool,
     no_cache: bool,
+    outside: bool,
 ) -> None:
     """Build generated/ for every API of the project, one API of it (NAME or --api NAME), or one
     INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build.
@@ -252,7 +272,7 @@ def build_command(
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
         outputs, builds, reused, order = _build_the_project(
-            project_file, named, api_name, artifacts if emit else None, no_cache, progress
+            project_file, named, api_name, artifacts if emit else None, no_cache, progress, outside
         )
     if progress:
         for r in reused:

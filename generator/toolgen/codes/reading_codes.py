@@ -32,6 +32,16 @@ _code(
     fix="Fix the member the message names.",
 )
 _code(
+    "project-output-outside",
+    "error",
+    "project",
+    summary="An output path of toolgen.yaml (an API's `out`, `schema_out`) resolves outside the folder that "
+    "holds toolgen.yaml (`..`, an absolute path, a symbolic link), where a changed toolgen.yaml could make a "
+    "build write anywhere the runner can.",
+    fix="Write a path inside the project folder, or pass `toolgen build --allow-outside-project` when the "
+    "folder outside is meant.",
+)
+_code(
     "spec-override-unknown",
     "error",
     "project",
