@@ -31,6 +31,7 @@ line, or the environment variable `TOOLGEN_SPEC_<NAME>` (upper case), in that or
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -41,6 +42,7 @@ from ..compile.load import checked_tree, yaml_too_deep
 from ..compile.sourcemap import locate_ruamel
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import GeminiParameters, RegistryListing, names
+from ..durable import new_file_mode, replace_file
 from ..naming import API_NAME_PATTERN, path_text_problem
 from ..yaml_text import plain_yaml, read_yaml
 
@@ -511,6 +513,7 @@ def add_api(path: Path, name: str, intent_map: str, out: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Replace toolgen.yaml at `path` with `text` (`toolgen.durable.replace_file`: flushed to disk,
+    renamed over it, its folder flushed), keeping the permission bits of the file it replaces."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else new_file_mode()
+    replace_file(path, text.encode("utf-8"), mode)

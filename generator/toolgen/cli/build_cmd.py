@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,9 @@ from ..builder.project import (
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
 from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
+
+#: a build's manifest, recorded once its files are on disk (`_record`)
+Record = Callable[[], None]
 
 
 def _stderr_console() -> Any:
@@ -119,8 +123,9 @@ def _build_one_map(
     artifacts: tuple[Artifact, ...],
     no_cache: bool,
     progress: Any,
-) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
-    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it."""
+) -> tuple[list[Output], list[ApiBuild], list[Reused], list[Record]]:
+    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it.
+    Also returns the build's manifest, to record once its files are on disk (`build_command`)."""
     base, kwargs = _single_arguments(
         intent_map, project_file, Path(single) if single else None, named, artifacts
     )
@@ -128,19 +133,14 @@ def _build_one_map(
     key = inputs_key(intent_map, **kwargs, cache=cache) if cache is not None else None
     found = fresh(cache, key, out)
     if found is not None:
-        return [], [], [found]
+        return [], [], [found], []
     build = build_api(intent_map, out, progress=progress, cache=cache, **kwargs)
+    records: list[Record] = []
     if not build.errors and cache is not None:
-        remember(
-            cache,
-            key,
-            build.name,
-            build.files,
-            build.diagnostics,
-            len(build.ir.tools),
-            inputs_key(intent_map, **kwargs, cache=cache),
-        )
-    return [Output(out, build.files)], [build], []
+        after = inputs_key(intent_map, **kwargs, cache=cache)  # taken now: an input changed while read
+        files, diagnostics, tools = build.files, build.diagnostics, len(build.ir.tools)
+        records.append(partial(remember, cache, key, build.name, files, diagnostics, tools, after))
+    return [Output(out, build.files)], [build], [], records
 
 
 def _build_the_project(
@@ -151,10 +151,11 @@ def _build_the_project(
     no_cache: bool,
     progress: Any,
     outside: bool = False,
-) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
+) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int], list[Record]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
     vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
-    project (the order its findings are printed in). An output path of toolgen.yaml outside its folder
+    project (the order its findings are printed in), and the builds' manifests, to record once their
+    files are on disk (`build_command`). An output path of toolgen.yaml outside its folder
     is a located error before anything is read from or written to it, unless `outside`
     (``--allow-outside-project``)."""
     project = load_project(project_file or Path(PROJECT_FILE), named)
@@ -173,20 +174,24 @@ def _build_the_project(
         progress=progress,
         cache=cache,
     )
+    records: list[Record] = []
     if cache is not None and builds:
-        after = _project_keys(project, cache)
-        for b in builds:
-            if not b.errors:
-                remember(
-                    cache,
-                    keys.get(b.name),
-                    b.name,
-                    b.files,
-                    b.diagnostics,
-                    len(b.ir.tools),
-                    after.get(b.name),
-                )
-    return outputs, builds, reused, {t.name: i for i, t in enumerate(project.targets)}
+        after = _project_keys(project, cache)  # taken now: an input changed while the build read it
+        records = [
+            partial(
+                remember,
+                cache,
+                keys.get(b.name),
+                b.name,
+                b.files,
+                b.diagnostics,
+                len(b.ir.tools),
+                after.get(b.name),
+            )
+            for b in builds
+            if not b.errors
+        ]
+    return outputs, builds, reused, {t.name: i for i, t in enumerate(project.targets)}, records
 
 
 @click.command("build")
@@ -264,14 +269,14 @@ def build_command(
     if intent_map is not None:
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
-        outputs, builds, reused = _build_one_map(
+        outputs, builds, reused, records = _build_one_map(
             intent_map, out, project_file, single, named, artifacts, no_cache, progress
         )
         order: dict[str, int] = {}
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
-        outputs, builds, reused, order = _build_the_project(
+        outputs, builds, reused, order, records = _build_the_project(
             project_file, named, api_name, artifacts if emit else None, no_cache, progress, outside
         )
     if progress:
@@ -296,6 +301,7 @@ def build_command(
         sys.exit(ExitCode.CHECK_FAILED)
     if check:
         _check(outputs, len(builds) + len(reused), quiet)
+        _record(records)  # the folders hold exactly the files built: a later --check may answer at once
         return
     protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
     if intent_map is None:
@@ -303,7 +309,8 @@ def build_command(
     problems = check_destinations(outputs, protected)
     if problems:
         raise DiagnosticError(problems)
-    write_outputs(outputs)
+    write_outputs(outputs)  # durable when it returns
+    _record(records)  # last: a manifest never names files that are not on disk
     if progress:
         for b in builds:
             n = _count(b, "warning")
@@ -321,6 +328,12 @@ def build_command(
             "(see REPORT.md).",
             err=True,
         )
+
+
+def _record(records: list[Record]) -> None:
+    """Record each build's manifest in the build cache (`toolgen.builder.incremental.remember`)."""
+    for record in records:
+        record()
 
 
 def _artifacts(emit: str | None) -> tuple[Artifact, ...]:
