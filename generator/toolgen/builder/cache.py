@@ -34,6 +34,12 @@ does not match (truncated, corrupted, forged) is a miss: it is computed again an
 length is checked against the file's size before the payload is read, and an entry over
 `MAX_ENTRY_BYTES` is a miss, so a planted gigabyte costs a `stat`, not its reading. A cache that
 cannot be written (read-only folder, full disk) costs the time it would have saved, nothing else.
+
+A build writes through a session (`Cache.session`, `CacheSession`): its entries are staged in a folder
+of their own and reach the cache only when the build succeeds, so a failed build (refused at lint or
+by its inputs, or stopped by an exception) leaves the cache as it found it. A build that succeeds with
+warnings, and a ``--check`` that finds the output folders stale, publish theirs: what they computed is
+right, and the next build reads it (`toolgen.cli.build_cmd`).
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ from typing import Any
 #: where the cache lives under the project root
 CACHE_DIR = Path(".toolgen") / "cache"
 _MAGIC = b"toolgen-cache 2 "
+#: the name of a build's staging folder in the cache folder, before its random part (`CacheSession`)
+_SESSION_PREFIX = ".session-"
 #: the longest header line an entry can have: the magic, a 64-digit MAC, a length, a newline
 _HEADER_MAX = 128
 #: the largest payload an entry may hold (the largest the build writes are a few megabytes): a larger
@@ -226,41 +234,21 @@ class Cache:
     def get(self, kind: str, key: str) -> bytes | None:
         """The entry's payload, or None when it is absent, damaged or not written by this user's
         builds (wrong header, length or MAC)."""
-        try:  # a regular file at the entry's own path: a planted link to a pipe or a device is not read
-            fd = os.open(self._path(kind, key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            with os.fdopen(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    return None
-                size = os.fstat(fh.fileno()).st_size
-                head = fh.readline(
-                    _HEADER_MAX
-                )  # read apart: the payload (megabytes) is not copied out of the file's bytes
-                stated = _stated(head)
-                if stated is None or stated[1] != size - len(head) or stated[1] > MAX_ENTRY_BYTES:
-                    return (
-                        None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
-                    )
-                payload = fh.read(stated[1] + 1)
-        except OSError:
-            return None
-        expected, length = stated
-        mac = _mac(kind, key, payload)
-        if mac is None or len(payload) != length or not hmac.compare_digest(mac, expected):
-            return None
-        return payload
+        return _read(self._path(kind, key), kind, key)
 
     def put(self, kind: str, key: str, payload: bytes) -> None:
         """Store `payload` under `key`, atomically (temporary file, then rename). A failure to write
         (read-only or full disk) is ignored: the cache only saves time."""
         path = self._path(kind, key)
-        mac = _mac(kind, key, payload)
-        if mac is None:
-            return
-        header = _MAGIC + f"{mac} {len(payload)}\n".encode("ascii")
-        tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
+        if mac_key() is not None and self._folder_for(path):
+            _write(path, kind, key, payload)
+
+    def _folder_for(self, path: Path) -> bool:
+        """Make the folder of the entry at `path` (and the cache's `.gitignore`); False when it cannot
+        be written or a link stands where a folder of it goes (never written through)."""
         try:
             if path.parent.parent.is_symlink() or path.parent.is_symlink():
-                return  # a link planted in the cache folder: never write through it
+                return False  # a link planted in the cache folder: never write through it
             path.parent.mkdir(parents=True, exist_ok=True)
             ignore = self.root / ".gitignore"
             if not ignore.exists() and not ignore.is_symlink():  # git ignores the cache wherever it lives
@@ -270,13 +258,14 @@ class Cache:
                         fh.write("# the build cache of toolgen: safe to delete, never committed\n*\n")
                 except FileExistsError:
                     pass
-            with open(tmp, "xb") as fh:
-                fh.write(header)
-                fh.write(payload)
-            os.replace(tmp, path)
         except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+            return False
+        return True
+
+    def session(self) -> CacheSession:
+        """A session of this cache for one build (`CacheSession`): what the build writes is published by
+        `CacheSession.commit` once the build succeeds, and dropped otherwise."""
+        return CacheSession(self.root, self.root / f"{_SESSION_PREFIX}{secrets.token_hex(8)}")
 
     def memo(self, kind: str, key: str, compute: Callable[[], bytes]) -> bytes:
         """The entry under `key`, or `compute()` stored under it."""
@@ -295,6 +284,116 @@ class Cache:
     def clear(self) -> None:
         """Remove the whole cache folder."""
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _read(path: Path, kind: str, key: str) -> bytes | None:
+    """The payload of the entry (`kind`, `key`) stored at `path`, or None (`Cache.get`)."""
+    try:  # a regular file at the entry's own path: a planted link to a pipe or a device is not read
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            size = os.fstat(fh.fileno()).st_size
+            # read apart: the payload (megabytes) is not copied out of the file's bytes
+            head = fh.readline(_HEADER_MAX)
+            stated = _stated(head)
+            if stated is None or stated[1] != size - len(head) or stated[1] > MAX_ENTRY_BYTES:
+                return None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
+            payload = fh.read(stated[1] + 1)
+    except OSError:
+        return None
+    expected, length = stated
+    mac = _mac(kind, key, payload)
+    if mac is None or len(payload) != length or not hmac.compare_digest(mac, expected):
+        return None
+    return payload
+
+
+def _write(path: Path, kind: str, key: str, payload: bytes) -> None:
+    """Write the entry (`kind`, `key`) at `path`, whose folder exists: a temporary file beside it,
+    then renamed over it. A failure to write is ignored."""
+    mac = _mac(kind, key, payload)
+    if mac is None:
+        return
+    header = _MAGIC + f"{mac} {len(payload)}\n".encode("ascii")
+    tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(header)
+            fh.write(payload)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+@dataclass(frozen=True)
+class CacheSession(Cache):
+    """The cache as one build writes it: every entry it puts goes to a staging folder of its own,
+    ``<root>/.session-<random>/<kind>/<key[:2]>/<key>`` (`staging`), and reaches the cache only when
+    the build succeeds (`commit`); a build that fails (refused at lint, by its inputs, by an
+    exception, or by its output folders) ends with `close`, which removes the staging folder, so the
+    cache is as it was before the build, byte for byte. `get` reads the staging folder first (what
+    this build already computed), then the cache.
+
+    The entries are staged on disk, not held in memory: the tables of a cold build of a large API are
+    tens of megabytes (GitHub's include-everything build writes 57 MB in 1,197 entries), which the build would
+    otherwise keep alive to its end. A session is picklable (two paths): the worker process that
+    formats the Python package (`toolgen.builder.worker`) writes its pieces into the same staging
+    folder, and `commit` publishes them with the build's own. Each entry is published by a rename
+    (atomic, as `Cache.put`), so a concurrent build reads the old entry, the new one or none; two
+    builds committing the same key publish the same bytes (an entry is a pure function of its key).
+    A build killed outright (SIGKILL) leaves its staging folder, which no build reads (remove it with
+    the cache, `Cache.clear`)."""
+
+    staging: Path
+
+    def _staged(self, kind: str, key: str) -> Path:
+        return self.staging / kind / key[:2] / key
+
+    def get(self, kind: str, key: str) -> bytes | None:
+        """The entry this build staged, else the cache's (`Cache.get`)."""
+        found = _read(self._staged(kind, key), kind, key)
+        return found if found is not None else _read(self._path(kind, key), kind, key)
+
+    def put(self, kind: str, key: str, payload: bytes) -> None:
+        """Stage `payload` under `key` (published by `commit`). A failure to write is ignored."""
+        path = self._staged(kind, key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return
+        _write(path, kind, key, payload)
+
+    def session(self) -> CacheSession:
+        """This session itself: a build given a session writes into it, and its owner commits it."""
+        return self
+
+    def commit(self) -> int:
+        """Publish every entry staged so far (by this process or the worker's) into the cache and
+        remove the staging folder; returns how many were published. Call it once the build has
+        succeeded and every process writing into the session has ended."""
+        published = 0
+        try:
+            for kind in os.scandir(self.staging):
+                for prefix in os.scandir(kind.path) if kind.is_dir(follow_symlinks=False) else ():
+                    for entry in os.scandir(prefix.path) if prefix.is_dir(follow_symlinks=False) else ():
+                        if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                            continue  # a temporary file of a write that did not finish
+                        target = self._path(kind.name, entry.name)
+                        if self._folder_for(target):
+                            with contextlib.suppress(OSError):
+                                os.replace(entry.path, target)
+                                published += 1
+        except OSError:
+            pass  # a staging folder that was never made (nothing staged) or cannot be read
+        self.close()
+        return published
+
+    def close(self) -> None:
+        """Drop what is still staged (everything, unless `commit` published it): the cache stays as it
+        was. Safe to call more than once."""
+        shutil.rmtree(self.staging, ignore_errors=True)
 
 
 @dataclass(frozen=True)
