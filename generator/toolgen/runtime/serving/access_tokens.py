@@ -69,6 +69,7 @@ from typing import Any
 
 import httpx
 
+from ...pointer import lone_surrogate_pointer
 from ..call.arguments import DOUBLE_MAX, strict_json
 from ..call.caller_credentials import TokenExchangeClient
 from ..call.local_yaml import compose_located
@@ -440,26 +441,9 @@ def _i_json(segment: str) -> dict[str, Any] | None:
         value = strict_json(raw.decode("utf-8"), unique_keys=True, double_integers=True)
     except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
         return None
-    if not isinstance(value, dict) or _has_lone_surrogate(value):
+    if not isinstance(value, dict) or lone_surrogate_pointer(value) is not None:
         return None
     return value
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    """Whether a string anywhere in `value` (keys included) holds a lone surrogate; walked with a
-    stack, not recursion, since `json.loads` reads nestings deeper than Python's recursion allows."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            if any("\ud800" <= c <= "\udfff" for c in item):
-                return True
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
 
 
 def _is_numeric_date(value: Any) -> bool:
