@@ -234,32 +234,64 @@ class Cache:
     def get(self, kind: str, key: str) -> bytes | None:
         """The entry's payload, or None when it is absent, damaged or not written by this user's
         builds (wrong header, length or MAC)."""
-        return _read(self._path(kind, key), kind, key)
+        try:  # a regular file at the entry's own path: a planted link to a pipe or a device is not read
+            fd = os.open(self._path(kind, key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    return None
+                size = os.fstat(fh.fileno()).st_size
+                head = fh.readline(
+                    _HEADER_MAX
+                )  # read apart: the payload (megabytes) is not copied out of the file's bytes
+                stated = _stated(head)
+                if stated is None or stated[1] != size - len(head) or stated[1] > MAX_ENTRY_BYTES:
+                    return (
+                        None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
+                    )
+                payload = fh.read(stated[1] + 1)
+        except OSError:
+            return None
+        expected, length = stated
+        mac = _mac(kind, key, payload)
+        if mac is None or len(payload) != length or not hmac.compare_digest(mac, expected):
+            return None
+        return payload
 
     def put(self, kind: str, key: str, payload: bytes) -> None:
         """Store `payload` under `key`, atomically (temporary file, then rename). A failure to write
         (read-only or full disk) is ignored: the cache only saves time."""
         path = self._path(kind, key)
-        if mac_key() is not None and self._folder_for(path):
-            _write(path, kind, key, payload)
+        mac = _mac(kind, key, payload)
+        if mac is None:
+            return
+        header = _MAGIC + f"{mac} {len(payload)}\n".encode("ascii")
+        tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
+        try:
+            if not self._folder_for(path):
+                return  # a link planted in the cache folder: never write through it
+            with open(tmp, "xb") as fh:
+                fh.write(header)
+                fh.write(payload)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
     def _folder_for(self, path: Path) -> bool:
-        """Make the folder of the entry at `path` (and the cache's `.gitignore`); False when it cannot
-        be written or a link stands where a folder of it goes (never written through)."""
-        try:
-            if path.parent.parent.is_symlink() or path.parent.is_symlink():
-                return False  # a link planted in the cache folder: never write through it
-            path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.root / ".gitignore"
-            if not ignore.exists() and not ignore.is_symlink():  # git ignores the cache wherever it lives
-                try:  # O_EXCL: a link planted there a moment ago is not followed
-                    fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        fh.write("# the build cache of toolgen: safe to delete, never committed\n*\n")
-                except FileExistsError:
-                    pass
-        except OSError:
+        """Make the folder of the entry at `path`, and the cache's `.gitignore`; False (nothing made)
+        when a link stands where a folder of it goes: never written through. Raises OSError when
+        they cannot be made."""
+        if path.parent.parent.is_symlink() or path.parent.is_symlink():
             return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / ".gitignore"
+        if not ignore.exists() and not ignore.is_symlink():  # git ignores the cache wherever it lives
+            try:  # O_EXCL: a link planted there a moment ago is not followed
+                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write("# the build cache of toolgen: safe to delete, never committed\n*\n")
+            except FileExistsError:
+                pass
         return True
 
     def session(self) -> CacheSession:
@@ -286,47 +318,6 @@ class Cache:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _read(path: Path, kind: str, key: str) -> bytes | None:
-    """The payload of the entry (`kind`, `key`) stored at `path`, or None (`Cache.get`)."""
-    try:  # a regular file at the entry's own path: a planted link to a pipe or a device is not read
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None
-            size = os.fstat(fh.fileno()).st_size
-            # read apart: the payload (megabytes) is not copied out of the file's bytes
-            head = fh.readline(_HEADER_MAX)
-            stated = _stated(head)
-            if stated is None or stated[1] != size - len(head) or stated[1] > MAX_ENTRY_BYTES:
-                return None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
-            payload = fh.read(stated[1] + 1)
-    except OSError:
-        return None
-    expected, length = stated
-    mac = _mac(kind, key, payload)
-    if mac is None or len(payload) != length or not hmac.compare_digest(mac, expected):
-        return None
-    return payload
-
-
-def _write(path: Path, kind: str, key: str, payload: bytes) -> None:
-    """Write the entry (`kind`, `key`) at `path`, whose folder exists: a temporary file beside it,
-    then renamed over it. A failure to write is ignored."""
-    mac = _mac(kind, key, payload)
-    if mac is None:
-        return
-    header = _MAGIC + f"{mac} {len(payload)}\n".encode("ascii")
-    tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(header)
-            fh.write(payload)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-
-
 @dataclass(frozen=True)
 class CacheSession(Cache):
     """The cache as one build writes it: every entry it puts goes to a staging folder of its own,
@@ -337,8 +328,8 @@ class CacheSession(Cache):
     this build already computed), then the cache.
 
     The entries are staged on disk, not held in memory: the tables of a cold build of a large API are
-    tens of megabytes (GitHub's include-everything build writes 57 MB in 1,197 entries), which the build would
-    otherwise keep alive to its end. A session is picklable (two paths): the worker process that
+    tens of megabytes (GitHub's include-everything build writes 57 MB in 1,197 entries), which the
+    build would otherwise keep alive to its end. A session is picklable (two paths): the worker process that
     formats the Python package (`toolgen.builder.worker`) writes its pieces into the same staging
     folder, and `commit` publishes them with the build's own. Each entry is published by a rename
     (atomic, as `Cache.put`), so a concurrent build reads the old entry, the new one or none; two
@@ -348,22 +339,14 @@ class CacheSession(Cache):
 
     staging: Path
 
-    def _staged(self, kind: str, key: str) -> Path:
-        return self.staging / kind / key[:2] / key
-
     def get(self, kind: str, key: str) -> bytes | None:
         """The entry this build staged, else the cache's (`Cache.get`)."""
-        found = _read(self._staged(kind, key), kind, key)
-        return found if found is not None else _read(self._path(kind, key), kind, key)
+        found = Cache(self.staging).get(kind, key)
+        return found if found is not None else super().get(kind, key)
 
     def put(self, kind: str, key: str, payload: bytes) -> None:
-        """Stage `payload` under `key` (published by `commit`). A failure to write is ignored."""
-        path = self._staged(kind, key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            return
-        _write(path, kind, key, payload)
+        """Stage `payload` under `key` (`Cache.put` into the staging folder; published by `commit`)."""
+        Cache(self.staging).put(kind, key, payload)
 
     def session(self) -> CacheSession:
         """This session itself: a build given a session writes into it, and its owner commits it."""
@@ -381,8 +364,8 @@ class CacheSession(Cache):
                         if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
                             continue  # a temporary file of a write that did not finish
                         target = self._path(kind.name, entry.name)
-                        if self._folder_for(target):
-                            with contextlib.suppress(OSError):
+                        with contextlib.suppress(OSError):
+                            if self._folder_for(target):
                                 os.replace(entry.path, target)
                                 published += 1
         except OSError:
