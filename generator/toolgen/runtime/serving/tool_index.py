@@ -654,7 +654,8 @@ def _read_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any, str |
         return (
             None,
             None,
-            f"the string at {at} holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair), which is not Unicode text",
+            f"the string at {at} holds a lone UTF-16 surrogate (an escape such as \\ud800 without "
+            "its pair), which is not Unicode text",
         )
     return documents, data.get("semantic"), None
 
