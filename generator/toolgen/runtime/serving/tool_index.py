@@ -651,12 +651,8 @@ def _read_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any, str |
     # UTF-8 holds, which SQLite's index refuses: said here, at its pointer, instead of failing the load
     at = lone_surrogate_pointer(data) if SURROGATE_ESCAPE.search(text) else None
     if at is not None:
-        return (
-            None,
-            None,
-            f"the string at {at} holds a lone UTF-16 surrogate (an escape such as \\ud800 without "
-            "its pair), which is not Unicode text",
-        )
+        why = f"the string at {at} holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair)"
+        return None, None, f"{why}, which is not Unicode text"
     return documents, data.get("semantic"), None
 
 
