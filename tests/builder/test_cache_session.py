@@ -222,3 +222,25 @@ def test_a_session_reads_what_it_staged_and_publishes_it_on_commit(tmp_path: Pat
         ".gitignore",
         *sorted(f"x/{k[:2]}/{k}" for k in (digest("old"), digest("new"))),
     ]
+
+
+def test_a_new_session_removes_the_staging_folders_of_builds_killed_a_day_ago(tmp_path: Path) -> None:
+    """A build killed outright leaves its staging folder; the next session removes it once it is older
+    than `STALE_SESSION_SECONDS`, and leaves a running build's (fresh) one and the cache's entries."""
+    import os
+    import time
+
+    from toolgen.builder.cache import STALE_SESSION_SECONDS
+
+    cache = Cache(tmp_path / "c")
+    cache.put("x", digest("kept"), b"kept")
+    killed, running = cache.session(), cache.session()
+    killed.put("x", digest("a"), b"a")
+    running.put("x", digest("b"), b"b")
+    old = time.time() - STALE_SESSION_SECONDS - 60
+    os.utime(killed.staging, (old, old))
+    cache.session().close()
+    assert not killed.staging.exists()
+    assert running.get("x", digest("b")) == b"b" and running.commit() == 1
+    assert cache.get("x", digest("kept")) == b"kept" and cache.get("x", digest("b")) == b"b"
+    assert cache.get("x", digest("a")) is None

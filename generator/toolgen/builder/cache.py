@@ -53,6 +53,7 @@ import secrets
 import shutil
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -65,6 +66,9 @@ CACHE_DIR = Path(".toolgen") / "cache"
 _MAGIC = b"toolgen-cache 2 "
 #: the name of a build's staging folder in the cache folder, before its random part (`CacheSession`)
 _SESSION_PREFIX = ".session-"
+#: a staging folder untouched for this long belongs to a build that was killed outright (no build runs
+#: for a day); the next session removes it
+STALE_SESSION_SECONDS = 24 * 3600
 #: the longest header line an entry can have: the magic, a 64-digit MAC, a length, a newline
 _HEADER_MAX = 128
 #: the largest payload an entry may hold (the largest the build writes are a few megabytes): a larger
@@ -296,8 +300,22 @@ class Cache:
 
     def session(self) -> CacheSession:
         """A session of this cache for one build (`CacheSession`): what the build writes is published by
-        `CacheSession.commit` once the build succeeds, and dropped otherwise."""
+        `CacheSession.commit` once the build succeeds, and dropped otherwise. Staging folders left by
+        builds killed outright, untouched for `STALE_SESSION_SECONDS`, are removed first."""
+        self._remove_stale_sessions()
         return CacheSession(self.root, self.root / f"{_SESSION_PREFIX}{secrets.token_hex(8)}")
+
+    def _remove_stale_sessions(self) -> None:
+        """Remove ``.session-*`` folders of this cache last modified more than `STALE_SESSION_SECONDS`
+        ago (best effort: a folder that cannot be read or removed is left)."""
+        horizon = time.time() - STALE_SESSION_SECONDS
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.root):
+                if not entry.name.startswith(_SESSION_PREFIX) or not entry.is_dir(follow_symlinks=False):
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_mtime < horizon:
+                        shutil.rmtree(entry.path, ignore_errors=True)
 
     def memo(self, kind: str, key: str, compute: Callable[[], bytes]) -> bytes:
         """The entry under `key`, or `compute()` stored under it."""
@@ -334,8 +352,8 @@ class CacheSession(Cache):
     folder, and `commit` publishes them with the build's own. Each entry is published by a rename
     (atomic, as `Cache.put`), so a concurrent build reads the old entry, the new one or none; two
     builds committing the same key publish the same bytes (an entry is a pure function of its key).
-    A build killed outright (SIGKILL) leaves its staging folder, which no build reads (remove it with
-    the cache, `Cache.clear`)."""
+    A build killed outright (SIGKILL) leaves its staging folder, which no build reads; a later session
+    removes it once it is a day old (`STALE_SESSION_SECONDS`), or `Cache.clear` with the cache."""
 
     staging: Path
 
