@@ -189,17 +189,9 @@ def test_the_blind_benchmark_builds_left_out_operations_as_init_drafts_them(tmp_
     """`benchmarks/tool_search.py`'s include-everything build: an operation the include group leaves
     out with `schema-too-large` is built from init's draft (its `hide:`), carrying the examples the
     map's top-level section gave it; every other tool is the include group's, unchanged."""
-    import importlib.util
-    import sys
+    from tests.support.benchmarks import benchmark_module
 
-    repo = Path(__file__).resolve().parents[2]
-    found = importlib.util.spec_from_file_location(
-        "toolgen_bench_tool_search", repo / "benchmarks" / "tool_search.py"
-    )
-    assert found is not None and found.loader is not None
-    bench = importlib.util.module_from_spec(found)
-    sys.modules[found.name] = bench
-    found.loader.exec_module(bench)
+    bench = benchmark_module("tool_search")
     (tmp_path / "envelopes.json").write_text(json.dumps(_spec()), encoding="utf-8")
     extra = 'examples:\n  createEnvelope: ["send the contract to Ana for signing"]\n'
     built: dict[bool, dict[str, Any]] = {}

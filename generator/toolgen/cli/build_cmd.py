@@ -21,14 +21,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..builder.build import ApiBuild, build_api, build_project, target_options
-from ..builder.cache import Cache
+from ..builder.cache import Cache, CacheSession
 from ..builder.incremental import Reused, fresh, inputs_key, remember
 from ..builder.output_files import Output, check_destinations, check_outputs, write_outputs
 from ..builder.project import (
@@ -43,9 +42,6 @@ from ..builder.project import (
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
 from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
-
-#: a build's manifest, recorded once its files are on disk (`_record`)
-Record = Callable[[], None]
 
 
 def _stderr_console() -> Any:
@@ -123,24 +119,30 @@ def _build_one_map(
     artifacts: tuple[Artifact, ...],
     no_cache: bool,
     progress: Any,
-) -> tuple[list[Output], list[ApiBuild], list[Reused], list[Record]]:
-    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it.
-    Also returns the build's manifest, to record once its files are on disk (`build_command`)."""
+    sessions: list[CacheSession],
+) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
+    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it. The
+    cache is written through a session appended to `sessions` (`_open_session`)."""
     base, kwargs = _single_arguments(
         intent_map, project_file, Path(single) if single else None, named, artifacts
     )
-    cache = None if no_cache else Cache.for_project(base)
+    cache = None if no_cache else _open_session(Cache.for_project(base), sessions)
     key = inputs_key(intent_map, **kwargs, cache=cache) if cache is not None else None
     found = fresh(cache, key, out)
     if found is not None:
-        return [], [], [found], []
+        return [], [], [found]
     build = build_api(intent_map, out, progress=progress, cache=cache, **kwargs)
-    records: list[Record] = []
     if not build.errors and cache is not None:
-        after = inputs_key(intent_map, **kwargs, cache=cache)  # taken now: an input changed while read
-        files, diagnostics, tools = build.files, build.diagnostics, len(build.ir.tools)
-        records.append(partial(remember, cache, key, build.name, files, diagnostics, tools, after))
-    return [Output(out, build.files)], [build], [], records
+        remember(
+            cache,
+            key,
+            build.name,
+            build.files,
+            build.diagnostics,
+            len(build.ir.tools),
+            inputs_key(intent_map, **kwargs, cache=cache),
+        )
+    return [Output(out, build.files)], [build], []
 
 
 def _build_the_project(
@@ -150,14 +152,14 @@ def _build_the_project(
     artifacts: tuple[Artifact, ...] | None,
     no_cache: bool,
     progress: Any,
+    sessions: list[CacheSession],
     outside: bool = False,
-) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int], list[Record]]:
+) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
     vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
-    project (the order its findings are printed in), and the builds' manifests, to record once their
-    files are on disk (`build_command`). An output path of toolgen.yaml outside its folder
-    is a located error before anything is read from or written to it, unless `outside`
-    (``--allow-outside-project``)."""
+    project (the order its findings are printed in). The cache is written through a session appended
+    to `sessions` (`_open_session`). An output path of toolgen.yaml outside its folder is a located
+    error before anything is read from or written to it, unless `outside` (``--allow-outside-project``)."""
     project = load_project(project_file or Path(PROJECT_FILE), named)
     if api_name is not None:
         project = _only(project, api_name)
@@ -165,7 +167,7 @@ def _build_the_project(
         raise DiagnosticError(escaped)
     if artifacts is not None:
         project.targets = [replace(t, emit=artifacts) for t in project.targets]
-    cache = None if no_cache else Cache.for_project(project.root)
+    cache = None if no_cache else _open_session(Cache.for_project(project.root), sessions)
     keys = _project_keys(project, cache) if cache is not None else {}
     reused = [r for t in project.targets if (r := fresh(cache, keys.get(t.name), t.out)) is not None]
     done = {r.name for r in reused}
@@ -174,24 +176,20 @@ def _build_the_project(
         progress=progress,
         cache=cache,
     )
-    records: list[Record] = []
     if cache is not None and builds:
-        after = _project_keys(project, cache)  # taken now: an input changed while the build read it
-        records = [
-            partial(
-                remember,
-                cache,
-                keys.get(b.name),
-                b.name,
-                b.files,
-                b.diagnostics,
-                len(b.ir.tools),
-                after.get(b.name),
-            )
-            for b in builds
-            if not b.errors
-        ]
-    return outputs, builds, reused, {t.name: i for i, t in enumerate(project.targets)}, records
+        after = _project_keys(project, cache)
+        for b in builds:
+            if not b.errors:
+                remember(
+                    cache,
+                    keys.get(b.name),
+                    b.name,
+                    b.files,
+                    b.diagnostics,
+                    len(b.ir.tools),
+                    after.get(b.name),
+                )
+    return outputs, builds, reused, {t.name: i for i, t in enumerate(project.targets)}
 
 
 @click.command("build")
@@ -252,8 +250,33 @@ def build_command(
     INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build.
 
     An API whose inputs are those of an earlier build, and whose folder holds that build's files,
-    is not built again (the build cache, `toolgen.builder.incremental`; --no-cache builds everything)."""
+    is not built again (the build cache, `toolgen.builder.incremental`; --no-cache builds everything).
+    What the build computed reaches the cache only when the command succeeds (`_commit`)."""
     may_end_at_once()  # the outputs and cache entries are closed and renamed, the worker joined, before it returns
+    sessions: list[CacheSession] = []
+    try:
+        _build(target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions, outside)
+    finally:
+        for (
+            session
+        ) in sessions:  # a failed build: what it staged is dropped (after a commit, nothing is left)
+            session.close()
+
+
+def _build(
+    target: str | None,
+    api_name: str | None,
+    out: Path | None,
+    specs: tuple[str, ...],
+    project_file: Path | None,
+    check: bool,
+    emit: str | None,
+    quiet: bool,
+    no_cache: bool,
+    sessions: list[CacheSession],
+    outside: bool = False,
+) -> None:
+    """`build_command`, its cache written through the sessions it appends to `sessions`."""
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
     artifacts = _artifacts(emit)
@@ -269,15 +292,15 @@ def build_command(
     if intent_map is not None:
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
-        outputs, builds, reused, records = _build_one_map(
-            intent_map, out, project_file, single, named, artifacts, no_cache, progress
+        outputs, builds, reused = _build_one_map(
+            intent_map, out, project_file, single, named, artifacts, no_cache, progress, sessions
         )
         order: dict[str, int] = {}
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
-        outputs, builds, reused, order, records = _build_the_project(
-            project_file, named, api_name, artifacts if emit else None, no_cache, progress, outside
+        outputs, builds, reused, order = _build_the_project(
+            project_file, named, api_name, artifacts if emit else None, no_cache, progress, sessions, outside
         )
     if progress:
         for r in reused:
@@ -300,8 +323,8 @@ def build_command(
         )
         sys.exit(ExitCode.CHECK_FAILED)
     if check:
+        _commit(sessions)  # stale folders or not, what the build computed is right
         _check(outputs, len(builds) + len(reused), quiet)
-        _record(records)  # the folders hold exactly the files built: a later --check may answer at once
         return
     protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
     if intent_map is None:
@@ -310,7 +333,7 @@ def build_command(
     if problems:
         raise DiagnosticError(problems)
     write_outputs(outputs)  # durable when it returns
-    _record(records)  # last: a manifest never names files that are not on disk
+    _commit(sessions)  # after it: a manifest never names files that are not on disk
     if progress:
         for b in builds:
             n = _count(b, "warning")
@@ -330,10 +353,25 @@ def build_command(
         )
 
 
-def _record(records: list[Record]) -> None:
-    """Record each build's manifest in the build cache (`toolgen.builder.incremental.remember`)."""
-    for record in records:
-        record()
+def _open_session(cache: Cache | None, sessions: list[CacheSession]) -> CacheSession | None:
+    """A session of `cache` (None: no cache) for this command, appended to `sessions`: the build and
+    the manifest write into it, and `_commit` publishes it once the command has succeeded."""
+    if cache is None:
+        return None
+    session = cache.session()
+    sessions.append(session)
+    return session
+
+
+def _commit(sessions: list[CacheSession]) -> None:
+    """Publish what the build wrote into the cache (`CacheSession.commit`): called once the outputs
+    are written, or, for ``--check``, once the build has succeeded, before the folders are compared.
+    A ``--check`` that finds stale folders keeps the entries: they are the pieces of a correct build
+    of the current inputs (a failure of the folders, not of the build), and the ``toolgen build``
+    that follows reads them. A build refused (by its inputs, at lint, by its output folders) or
+    stopped by an exception never gets here, and its entries are dropped."""
+    for session in sessions:
+        session.commit()
 
 
 def _artifacts(emit: str | None) -> tuple[Artifact, ...]:
