@@ -27,10 +27,18 @@ from typing import Any
 import click
 
 from ..builder.build import ApiBuild, build_api, build_project, target_options
-from ..builder.cache import Cache
+from ..builder.cache import Cache, CacheSession
 from ..builder.incremental import Reused, fresh, inputs_key, remember
 from ..builder.output_files import Output, check_destinations, check_outputs, write_outputs
-from ..builder.project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
+from ..builder.project import (
+    ALL_ARTIFACTS,
+    PROJECT_FILE,
+    Artifact,
+    Project,
+    find_project_file,
+    load_project,
+    outputs_outside,
+)
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
 from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
@@ -111,12 +119,14 @@ def _build_one_map(
     artifacts: tuple[Artifact, ...],
     no_cache: bool,
     progress: Any,
+    sessions: list[CacheSession],
 ) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
-    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it."""
+    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it. The
+    cache is written through a session appended to `sessions` (`_open_session`)."""
     base, kwargs = _single_arguments(
         intent_map, project_file, Path(single) if single else None, named, artifacts
     )
-    cache = None if no_cache else Cache.for_project(base)
+    cache = None if no_cache else _open_session(Cache.for_project(base), sessions)
     key = inputs_key(intent_map, **kwargs, cache=cache) if cache is not None else None
     found = fresh(cache, key, out)
     if found is not None:
@@ -142,16 +152,22 @@ def _build_the_project(
     artifacts: tuple[Artifact, ...] | None,
     no_cache: bool,
     progress: Any,
+    sessions: list[CacheSession],
+    outside: bool = False,
 ) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
     vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
-    project (the order its findings are printed in)."""
+    project (the order its findings are printed in). The cache is written through a session appended
+    to `sessions` (`_open_session`). An output path of toolgen.yaml outside its folder is a located
+    error before anything is read from or written to it, unless `outside` (``--allow-outside-project``)."""
     project = load_project(project_file or Path(PROJECT_FILE), named)
     if api_name is not None:
         project = _only(project, api_name)
+    if not outside and (escaped := outputs_outside(project)):
+        raise DiagnosticError(escaped)
     if artifacts is not None:
         project.targets = [replace(t, emit=artifacts) for t in project.targets]
-    cache = None if no_cache else Cache.for_project(project.root)
+    cache = None if no_cache else _open_session(Cache.for_project(project.root), sessions)
     keys = _project_keys(project, cache) if cache is not None else {}
     reused = [r for t in project.targets if (r := fresh(cache, keys.get(t.name), t.out)) is not None]
     done = {r.name for r in reused}
@@ -211,6 +227,12 @@ def _build_the_project(
     is_flag=True,
     help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).",
 )
+@click.option(
+    "--allow-outside-project",
+    "outside",
+    is_flag=True,
+    help="Let toolgen.yaml's output paths (out, schema_out) lie outside its folder.",
+)
 @guarded
 def build_command(
     target: str | None,
@@ -222,13 +244,39 @@ def build_command(
     emit: str | None,
     quiet: bool,
     no_cache: bool,
+    outside: bool,
 ) -> None:
     """Build generated/ for every API of the project, one API of it (NAME or --api NAME), or one
     INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build.
 
     An API whose inputs are those of an earlier build, and whose folder holds that build's files,
-    is not built again (the build cache, `toolgen.builder.incremental`; --no-cache builds everything)."""
+    is not built again (the build cache, `toolgen.builder.incremental`; --no-cache builds everything).
+    What the build computed reaches the cache only when the command succeeds (`_commit`)."""
     may_end_at_once()  # the outputs and cache entries are closed and renamed, the worker joined, before it returns
+    sessions: list[CacheSession] = []
+    try:
+        _build(target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions, outside)
+    finally:
+        for (
+            session
+        ) in sessions:  # a failed build: what it staged is dropped (after a commit, nothing is left)
+            session.close()
+
+
+def _build(
+    target: str | None,
+    api_name: str | None,
+    out: Path | None,
+    specs: tuple[str, ...],
+    project_file: Path | None,
+    check: bool,
+    emit: str | None,
+    quiet: bool,
+    no_cache: bool,
+    sessions: list[CacheSession],
+    outside: bool = False,
+) -> None:
+    """`build_command`, its cache written through the sessions it appends to `sessions`."""
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
     artifacts = _artifacts(emit)
@@ -245,14 +293,14 @@ def build_command(
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
         outputs, builds, reused = _build_one_map(
-            intent_map, out, project_file, single, named, artifacts, no_cache, progress
+            intent_map, out, project_file, single, named, artifacts, no_cache, progress, sessions
         )
         order: dict[str, int] = {}
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
         outputs, builds, reused, order = _build_the_project(
-            project_file, named, api_name, artifacts if emit else None, no_cache, progress
+            project_file, named, api_name, artifacts if emit else None, no_cache, progress, sessions, outside
         )
     if progress:
         for r in reused:
@@ -275,6 +323,7 @@ def build_command(
         )
         sys.exit(ExitCode.CHECK_FAILED)
     if check:
+        _commit(sessions)  # stale folders or not, what the build computed is right
         _check(outputs, len(builds) + len(reused), quiet)
         return
     protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
@@ -283,7 +332,8 @@ def build_command(
     problems = check_destinations(outputs, protected)
     if problems:
         raise DiagnosticError(problems)
-    write_outputs(outputs)
+    write_outputs(outputs)  # durable when it returns
+    _commit(sessions)  # after it: a manifest never names files that are not on disk
     if progress:
         for b in builds:
             n = _count(b, "warning")
@@ -301,6 +351,27 @@ def build_command(
             "(see REPORT.md).",
             err=True,
         )
+
+
+def _open_session(cache: Cache | None, sessions: list[CacheSession]) -> CacheSession | None:
+    """A session of `cache` (None: no cache) for this command, appended to `sessions`: the build and
+    the manifest write into it, and `_commit` publishes it once the command has succeeded."""
+    if cache is None:
+        return None
+    session = cache.session()
+    sessions.append(session)
+    return session
+
+
+def _commit(sessions: list[CacheSession]) -> None:
+    """Publish what the build wrote into the cache (`CacheSession.commit`): called once the outputs
+    are written, or, for ``--check``, once the build has succeeded, before the folders are compared.
+    A ``--check`` that finds stale folders keeps the entries: they are the pieces of a correct build
+    of the current inputs (a failure of the folders, not of the build), and the ``toolgen build``
+    that follows reads them. A build refused (by its inputs, at lint, by its output folders) or
+    stopped by an exception never gets here, and its entries are dropped."""
+    for session in sessions:
+        session.commit()
 
 
 def _artifacts(emit: str | None) -> tuple[Artifact, ...]:

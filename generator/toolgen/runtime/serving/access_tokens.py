@@ -31,7 +31,9 @@ hold (RFC 7519, RFC 9068 §4, RFC 8725):
   token replayed as an access token is refused; `typ: any` skips this for authorization servers
   that do not set it, and refuses instead a token carrying an ID token's ``nonce``, ``at_hash`` or
   ``c_hash``), and the JWK it names (``kid``; without one, the set's only key) allows that
-  algorithm and has the matching key type;
+  algorithm and has the matching key type; a JWK whose ``use`` is not ``sig`` or whose ``key_ops``
+  lacks ``verify`` (RFC 7517 §4.2, §4.3) is left out when the set is read (`verifies_signatures`),
+  as if absent: its ``kid`` is unknown, never answered by another key;
 - its signature verifies with that key; ``iss`` equals `issuer`; ``aud`` holds `resource` (a token
   for another audience is refused, RFC 8707 / MCP authorization); ``exp`` is in the future and
   ``nbf``/``iat`` not in it, each within `leeway_s`; ``sub`` is present.
@@ -69,9 +71,10 @@ from typing import Any
 
 import httpx
 
+from ...pointer import lone_surrogate_pointer
 from ..call.arguments import DOUBLE_MAX, strict_json
 from ..call.caller_credentials import TokenExchangeClient
-from ..call.local_yaml import compose_located
+from ..call.local_yaml import UnreadableFile, UnsafeMode, compose_located, read_operator_file
 from ..clock import SYSTEM, Clock
 from ..transport.content_coding import BodyTooLarge, BoundedDecoder
 from .token_refusals import TokenRefusal, report
@@ -85,6 +88,7 @@ __all__ = [
     "JwtVerifier",
     "TokenRefusal",
     "load_authorization_server",
+    "verifies_signatures",
 ]
 
 #: The JWS algorithms a token may be signed with: asymmetric only (RFC 7518 §3.3-3.5, RFC 8037).
@@ -292,8 +296,8 @@ class JwksCache:
             return
         keys: dict[str | None, Any] = {}
         for entry in entries:
-            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
-                continue
+            if not isinstance(entry, dict) or not verifies_signatures(entry):
+                continue  # refused: as if absent, so its kid is unknown (never another key's)
             try:
                 keys[entry.get("kid") if isinstance(entry.get("kid"), str) else None] = jwt.PyJWK(entry)
             except (jwt.PyJWTError, ValueError, TypeError, KeyError):
@@ -321,6 +325,24 @@ class JwksCache:
         finally:
             if self._client is None:
                 await client.aclose()
+
+
+def verifies_signatures(jwk: Mapping[str, Any]) -> bool:
+    """Whether a JWK (a member of a JWKS's ``keys``) may verify a signature: its ``use``, when
+    present, is the string ``"sig"`` (RFC 7517 §4.2: ``"enc"`` marks an encryption key), and its
+    ``key_ops``, when present, is a list of strings holding ``"verify"`` (RFC 7517 §4.3). Any other
+    value of either member (``"enc"``, a number, null, a list for ``use``; a string or a list holding
+    a non-string for ``key_ops``) refuses the key: fail closed."""
+    if "use" in jwk and jwk["use"] != "sig":
+        return False
+    if "key_ops" not in jwk:
+        return True
+    operations = jwk["key_ops"]
+    return (
+        isinstance(operations, list)
+        and all(isinstance(operation, str) for operation in operations)
+        and "verify" in operations
+    )
 
 
 def _retrieve(fetch: asyncio.Task[None]) -> None:
@@ -440,26 +462,9 @@ def _i_json(segment: str) -> dict[str, Any] | None:
         value = strict_json(raw.decode("utf-8"), unique_keys=True, double_integers=True)
     except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
         return None
-    if not isinstance(value, dict) or _has_lone_surrogate(value):
+    if not isinstance(value, dict) or lone_surrogate_pointer(value) is not None:
         return None
     return value
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    """Whether a string anywhere in `value` (keys included) holds a lone surrogate; walked with a
-    stack, not recursion, since `json.loads` reads nestings deeper than Python's recursion allows."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            if any("\ud800" <= c <= "\udfff" for c in item):
-                return True
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
 
 
 def _is_numeric_date(value: Any) -> bool:
@@ -519,18 +524,17 @@ def load_authorization_server(
     file = Path(path)
     env = os.environ if environ is None else environ
     try:
-        text = file.read_text(encoding="utf-8")
-        mode = file.stat().st_mode
-    except (OSError, UnicodeDecodeError) as exc:
+        text, _ = read_operator_file(file, refused_bits=stat.S_IWOTH)
+    except UnreadableFile as exc:
         raise AuthorizationServerError(
-            f"{file}: cannot read the authorization-server file: {getattr(exc, 'strerror', None) or exc}"
+            f"{file}: cannot read the authorization-server file: {exc.detail}"
         ) from None
-    if mode & stat.S_IWOTH:
+    except UnsafeMode as exc:
         raise AuthorizationServerError(
             f"{file}: writable by every user of this machine (mode "
-            f"{stat.S_IMODE(mode):04o}): anyone could name their own issuer; "
+            f"{exc.mode:04o}): anyone could name their own issuer; "
             f"run `chmod 644 {file}`"
-        )
+        ) from None
     root = compose_located(file, text, AuthorizationServerError)
     reader = _Reader(file)
     top = reader.mapping(root, "the authorization-server file", _KEYS)
