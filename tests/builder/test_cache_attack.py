@@ -217,3 +217,26 @@ def test_a_format_library_on_the_path_is_part_of_the_cache_key(tmp_path: Path) -
     cold = _process_build(project, [library], "--no-cache")
     assert cold[0] == 2 and "arg-narrowing-unproved" in cold[1]
     assert cached == cold
+
+
+def _environment_key(path: list[Path]) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in [REPO / "generator", *path])}
+    code = "from toolgen.builder.cache import environment_key; print(environment_key())"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    return proc.stdout.strip()
+
+
+@pytest.mark.parametrize("name", ["cel-python", "lark", "fqdn"])
+def test_the_key_of_toolgens_code_names_the_libraries_that_decide_what_builds(
+    tmp_path: Path, name: str
+) -> None:
+    """cel-python (and lark, its parser) decide which approval conditions check, and so whether an
+    intent builds or is refused; fqdn whether a `hostname` narrowing is proved. Another version of one
+    of them on the path (a distribution's metadata first on ``sys.path``) is another key: a cached
+    build never answers for code that would decide otherwise."""
+    info = tmp_path / f"{name.replace('-', '_')}-99.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 99.0\n", encoding="utf-8")
+    assert _environment_key([]) != _environment_key([tmp_path])

@@ -110,6 +110,8 @@ _LIBRARIES = (
     "tokenizers",  # the dense option's model run (`search: {semantic: onnx}`)
     "referencing",  # how jsonschema resolves the `$ref`s of a schema it validates with
     "jsonschema-specifications",
+    "cel-python",  # which approval conditions (`approval.when`) check, and so build (`toolgen.policy.conditions`)
+    "lark",  # cel-python's parser
     *(name.replace("_", "-") for name in _FORMAT_MODULES),
 )
 
