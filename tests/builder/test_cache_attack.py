@@ -228,12 +228,13 @@ def _environment_key(path: list[Path]) -> str:
     return proc.stdout.strip()
 
 
-@pytest.mark.parametrize("name", ["cel-python", "lark", "fqdn"])
+@pytest.mark.parametrize("name", ["cel-python", "lark", "fqdn", "inflect"])
 def test_the_key_of_toolgens_code_names_the_libraries_that_decide_what_builds(
     tmp_path: Path, name: str
 ) -> None:
     """cel-python (and lark, its parser) decide which approval conditions check, and so whether an
-    intent builds or is refused; fqdn whether a `hostname` narrowing is proved. Another version of one
+    intent builds or is refused; fqdn whether a `hostname` narrowing is proved; inflect the singular
+    class names datamodel-code-generator gives array items in models.py. Another version of one
     of them on the path (a distribution's metadata first on ``sys.path``) is another key: a cached
     build never answers for code that would decide otherwise."""
     info = tmp_path / f"{name.replace('-', '_')}-99.0.dist-info"

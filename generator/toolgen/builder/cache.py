@@ -95,6 +95,7 @@ _FORMAT_MODULES = (
 _LIBRARIES = (
     "black",
     "datamodel-code-generator",
+    "inflect",  # the singular class names datamodel-code-generator gives array items (`labels` -> `Label`)
     "pydantic",
     "pydantic-core",
     "jinja2",
