@@ -1,4 +1,4 @@
-"""Every file toolgen writes reaches the disk before the rename that commits it (`toolgen.durable`):
+"""Every file toolgen writes reaches the disk before the rename that commits it (`toolgen.builder.durable`):
 `write_outputs` flushes each staged file and each staged folder before any rename and each
 destination's parent after the renames; toolgen.yaml (`add_api`) is flushed before it replaces the
 old file; and `toolgen build` records the build cache's manifest only after all of that, so a crash

@@ -26,8 +26,8 @@ from typing import TypeVar
 
 from ..diagnostics import Diagnostic, SourceLocation, display_path
 from ..dialects import catalog_files
-from ..durable import flush_to_disk
 from ..search.dense_sidecar import SIDECAR_FILE, same_pins
+from .durable import flush_to_disk
 
 T = TypeVar("T")
 
@@ -174,7 +174,7 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
     """Write every output; returns the paths written. Either all folders are replaced or none.
     Call `check_destinations` first.
 
-    Durable (`toolgen.durable.flush_to_disk`): once every output is staged, every staged file and
+    Durable (`toolgen.builder.durable.flush_to_disk`): once every output is staged, every staged file and
     folder is flushed to disk (``fsync``, at once) before any rename; after the renames, each
     destination's parent folder is flushed once. So when this returns, every file it names is
     on disk under its final name, and whatever records them (the build cache's manifest) may be

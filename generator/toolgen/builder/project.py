@@ -42,9 +42,9 @@ from ..compile.load import checked_tree, yaml_too_deep
 from ..compile.sourcemap import locate_ruamel
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import GeminiParameters, RegistryListing, names
-from ..durable import new_file_mode, replace_file
 from ..naming import API_NAME_PATTERN, path_text_problem
 from ..yaml_text import plain_yaml, read_yaml
+from .durable import new_file_mode, replace_file
 
 PROJECT_FILE = "toolgen.yaml"
 #: an artifact `emit` / ``--emit`` names: a dialect's catalog (`toolgen.dialects.names`) or one of these
@@ -513,7 +513,7 @@ def add_api(path: Path, name: str, intent_map: str, out: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Replace toolgen.yaml at `path` with `text` (`toolgen.durable.replace_file`: flushed to disk,
+    """Replace toolgen.yaml at `path` with `text` (`toolgen.builder.durable.replace_file`: flushed to disk,
     renamed over it, its folder flushed), keeping the permission bits of the file it replaces."""
     mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else new_file_mode()
     replace_file(path, text.encode("utf-8"), mode)

@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 
 import click
 
+from ..builder.durable import new_file_mode, replace_file
 from ..diagnostics import display_path
-from ..durable import new_file_mode, replace_file
 from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
@@ -264,7 +264,7 @@ def _refuse_link(command: str, record: Path) -> None:
 
 
 def _write_recording(command: str, record: Path, data: bytes) -> None:
-    """Replace the recording `record` with `data` atomically (`toolgen.durable.replace_file`): an
+    """Replace the recording `record` with `data` atomically (`toolgen.builder.durable.replace_file`): an
     existing one keeps its mode, a new one gets a new file's (0666 less the umask); a symbolic link, also one made while
     the writer drafted, is refused (exit 2, nothing written)."""
     _refuse_link(command, record)

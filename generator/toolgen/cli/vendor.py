@@ -26,13 +26,13 @@ from typing import Any
 import click
 
 from ..builder.build import build_api
+from ..builder.durable import new_file_mode, replace_file
 from ..compile.inputs import resolve_spec_path
 from ..compile.intent import load_intent_map
 from ..compile.load import load_spec
 from ..compile.slice import SliceError, document_sha256, slice_document
 from ..compile.swagger2 import is_swagger2
 from ..diagnostics import DiagnosticError, DiagnosticSink, SourceLocation, display_path
-from ..durable import new_file_mode, replace_file
 from .exits import ExitCode, guarded
 
 
