@@ -33,7 +33,7 @@ from ..builder.output_files import Output, check_destinations, check_outputs, wr
 from ..builder.project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
-from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
+from .exits import ExitCode, guarded, keep_until_exit, may_end_at_once, print_diagnostics
 
 
 def _stderr_console() -> Any:
@@ -254,6 +254,7 @@ def build_command(
         outputs, builds, reused, order = _build_the_project(
             project_file, named, api_name, artifacts if emit else None, no_cache, progress
         )
+    keep_until_exit(outputs, builds)  # never freed: the process ends when the command returns
     if progress:
         for r in reused:
             progress(
