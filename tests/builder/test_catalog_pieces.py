@@ -30,7 +30,7 @@ from tests.builder.test_remembered_tools import (
 from tests.support.profiles import examples
 
 from toolgen.builder.cache import Cache, digest
-from toolgen.builder.catalog_pieces import CatalogMemo
+from toolgen.builder.catalog_pieces import CatalogMemo, record_key
 from toolgen.builder.incremental import pickled_table
 from toolgen.compile.ir import Tool
 from toolgen.dialects import DialectOptions
@@ -69,8 +69,8 @@ def _plant(cache: Cache, key: str, table: dict[str, bytes]) -> None:
     cache.put("catalog", digest(key, "delta"), pickle.dumps({}, protocol=5))
 
 
-def _record_key(dialect: str, tool: Tool) -> str:
-    return digest(dialect, hashlib.sha256(content_pickle(tool)).hexdigest())
+def _record_key(tool: Tool) -> str:
+    return record_key(hashlib.sha256(content_pickle(tool)).hexdigest())
 
 
 def _mcp_description(build: Any, name: str) -> str:
@@ -116,10 +116,7 @@ def test_a_stale_record_would_show_in_the_comparison(draft: Path) -> None:
     key, _ = _table(cache)
     old = next(t for t in before.ir.tools if t.name == "issues_get")
     new = next(t for t in described.ir.tools if t.name == "issues_get")
-    stale = dict(table)
-    for dialect in ("openai", "anthropic", "gemini", "mcp"):
-        stale[_record_key(dialect, new)] = table[_record_key(dialect, old)]
-    _plant(cache, key, stale)
+    _plant(cache, key, table | {_record_key(new): table[_record_key(old)]})
     warm = _build(draft, cache)
     assert warm.files != described.files
 
@@ -132,11 +129,11 @@ def test_a_derived_value_is_what_the_build_writes(draft: Path) -> None:
     first = _build(draft, cache)
     key, table = _table(cache)
     tool = next(t for t in first.ir.tools if t.name == "issues_get")
-    record_key = _record_key("mcp", tool)
-    entry, record = pickle.loads(table[record_key])
+    entries, derived = pickle.loads(table[_record_key(tool)])
+    record = derived["mcp"]
     (json_key,) = [k for k in record if k.startswith("json ")]
     record[json_key] = record[json_key].replace(b"issues_get", b"issues_got")
-    _plant(cache, key, table | {record_key: pickle.dumps((entry, record), protocol=5)})
+    _plant(cache, key, table | {_record_key(tool): pickle.dumps((entries, derived), protocol=5)})
     warm = _build(draft, cache)
     assert warm.files["mcp.json"] != first.files["mcp.json"]
     assert b'"issues_got"' in warm.files["mcp.json"]
@@ -145,13 +142,13 @@ def test_a_derived_value_is_what_the_build_writes(draft: Path) -> None:
 @pytest.mark.parametrize(
     "payload",
     [
-        lambda entry, record: pickle.dumps(pickle.loads(entry), protocol=5),  # the format before records
-        lambda entry, record: pickle.dumps((entry, {"o200k-object": [1, 2]}), protocol=5),  # not immutable
-        lambda entry, record: pickle.dumps((entry, record, None), protocol=5),
-        lambda entry, record: pickle.dumps(("entry", record), protocol=5),
-        lambda entry, record: pickle.dumps((entry, record), protocol=5)[:-9],  # truncated
+        lambda entries, derived: pickle.dumps(entries, protocol=5),  # no values beside the entries
+        lambda entries, derived: pickle.dumps((entries, {"mcp": {"o200k-object": [1, 2]}}), protocol=5),
+        lambda entries, derived: pickle.dumps((entries, derived, None), protocol=5),
+        lambda entries, derived: pickle.dumps(({"mcp": "entry"}, derived), protocol=5),
+        lambda entries, derived: pickle.dumps((entries, derived), protocol=5)[:-9],  # truncated
     ],
-    ids=["entry alone", "a list kept", "a triple", "no pickle in it", "truncated"],
+    ids=["entries alone", "a list kept", "a triple", "no entry in it", "truncated"],
 )
 def test_a_record_of_another_shape_is_not_read(draft: Path, payload: Any) -> None:
     cache = Cache(draft / "cache")
@@ -173,10 +170,12 @@ def test_each_record_keeps_what_the_stages_derived_from_its_entry(draft: Path) -
     _, table = _table(cache)
     lacking = []
     for payload in table.values():
-        _, record = pickle.loads(payload)
-        assert record
-        if not {"o200k-object", "json"} <= {name.split(" ")[0] for name in record}:
-            lacking.append(record)
+        entries, derived = pickle.loads(payload)
+        assert set(entries) == set(derived) == {"openai", "anthropic", "gemini", "mcp"}
+        for record in derived.values():
+            assert record
+            if not {"o200k-object", "json"} <= {name.split(" ")[0] for name in record}:
+                lacking.append(record)
     # an entry Anthropic's budget made strict is another object (keyed by its content, not kept here)
     assert len(lacking) <= ANTHROPIC_MAX_STRICT_TOOLS
     assert all(list(record) == ["select-facts 1 anthropic"] for record in lacking)
