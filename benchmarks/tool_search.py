@@ -102,20 +102,83 @@ def _operations(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 
 def build_package(
-    spec_path: Path, name: str, folder: Path, extra: str = ""
+    spec_path: Path, name: str, folder: Path, extra: str = "", *, left_out_as_init: bool = True
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Build `spec_path` with an include-everything intent map (and `extra`, more of the map's YAML:
-    a top-level `examples:` section, say); the policy table and MCP catalog."""
+    a top-level `examples:` section, say); the policy table and MCP catalog.
+
+    With `left_out_as_init` (the default), the operations the include group leaves out with
+    ``schema-too-large`` (a request body that expands beyond the node budget) are built the way
+    `toolgen init` drafts them: an intent under ``tools:`` with the draft's ``operation``, ``effect``,
+    ``permission``, ``toolset`` and ``hide`` (the body's largest optional members hidden until the
+    rest fits), carrying the examples `extra` gave the operation. A user starting from `init` has
+    these tools; an include group cannot hide members, so without them the benchmark would ask tool
+    search for operations the build never made."""
     from toolgen.builder.build import build_api
 
     intent = folder / f"{name}.yaml"
-    intent.write_text(
+    head = (
         f"toolgen: 1\nspec: {json.dumps(str(spec_path.resolve()))}\napi: {{name: {name}}}\n"
-        'include: [{match: "*", toolset: from_tag}]\n' + extra,
-        encoding="utf-8",
+        'include: [{match: "*", toolset: from_tag}]\n'
     )
+    intent.write_text(head + extra, encoding="utf-8")
     build = build_api(intent, folder / "out", emit=("mcp", "policy"))
+    too_large = [s.operation for s in build.ir.skipped if s.code == "schema-too-large"]
+    if left_out_as_init and too_large:
+        first = json.loads(build.files["policy.json"])
+        intent.write_text(_as_init_drafts(spec_path, name, too_large, extra, first), encoding="utf-8")
+        build = build_api(intent, folder / "out", emit=("mcp", "policy"))
     return json.loads(build.files["policy.json"]), json.loads(build.files["mcp.json"])
+
+
+def _as_init_drafts(
+    spec_path: Path, name: str, operations: list[Any], extra: str, first: dict[str, Any]
+) -> str:
+    """The include-everything map with `extra`'s members and a ``tools:`` section holding `toolgen
+    init`'s draft of each of `operations` (`OperationRef`s): the members that decide which tool is made
+    and what it shows, and the examples `extra`'s top-level section gave it (moved: an intent says its
+    own examples). An intent under ``tools:`` may only name a declared toolset, so the toolsets these
+    intents join are declared as the include-everything build `first` (its policy table) made them
+    (description, loading); a toolset that build did not make leaves the intent in none. Written as
+    JSON, which YAML reads as it is."""
+    from toolgen.compile.load import load_spec
+    from toolgen.diagnostics import DiagnosticSink
+    from toolgen.scaffold.init import drafted_intents
+
+    drafts = drafted_intents(load_spec(spec_path, sink=DiagnosticSink()), name)
+    more: dict[str, Any] = yaml.safe_load(extra) or {} if extra else {}
+    examples: dict[str, Any] = more.get("examples") or {}
+    tools: dict[str, Any] = dict(more.get("tools") or {})
+    made = {t["name"]: t for t in first["toolsets"]}
+    toolsets: dict[str, Any] = dict(more.get("toolsets") or {})
+    for op in operations:
+        key, drafted = drafts[op.pointer]
+        tool: dict[str, Any] = {
+            k: drafted[k] for k in ("operation", "effect", "permission", "toolset", "hide") if k in drafted
+        }
+        ref = op.operation_id or f"{op.method} {op.path}"
+        said = examples.pop(ref, None) or examples.pop(f"{op.method} {op.path}", None)
+        if said:
+            tool["examples"] = said
+        joined = made.get(tool.get("toolset", ""))
+        if joined is None:
+            tool.pop("toolset", None)
+        elif joined["name"] not in toolsets:
+            toolsets[joined["name"]] = {"description": joined["description"], "loading": joined["loading"]}
+        tools[key] = tool
+    more["tools"] = tools
+    if toolsets:
+        more["toolsets"] = toolsets
+    if not examples:
+        more.pop("examples", None)
+    whole = {
+        "toolgen": 1,
+        "spec": str(spec_path.resolve()),
+        "api": {"name": name},
+        "include": [{"match": "*", "toolset": "from_tag"}],
+        **more,
+    }
+    return json.dumps(whole, ensure_ascii=False, indent=1) + "\n"
 
 
 class PlainBM25:

@@ -3,21 +3,14 @@ with a small non-negative JSON envelope (a part counted twice, or one missed, sh
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from typing import Any
 
 import pytest
+from tests.support.benchmarks import benchmark_module
 from tests.support.build import REPO
 
-_spec = importlib.util.spec_from_file_location(
-    "toolgen_bench_vs_fastmcp", REPO / "benchmarks" / "vs_fastmcp.py"
-)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = bench
-_spec.loader.exec_module(bench)
+bench = benchmark_module("vs_fastmcp")
 
 FASTMCP_LIKE = [
     {

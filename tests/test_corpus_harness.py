@@ -5,28 +5,16 @@ against Prism (`python benchmarks/corpus.py --ci`, a step of .ci/run)."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.support.build import REPO
+from tests.support.benchmarks import benchmark_module
 
-_spec = importlib.util.spec_from_file_location(
-    "toolgen_bench_corpuslib", REPO / "benchmarks" / "corpuslib.py"
-)
-assert _spec is not None and _spec.loader is not None
-lib = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = lib
-_spec.loader.exec_module(lib)
-_args_path = REPO / "benchmarks" / "corpus_args.py"
-_args_spec = importlib.util.spec_from_file_location("toolgen_bench_corpus_args", _args_path)
-assert _args_spec is not None and _args_spec.loader is not None
-argen = importlib.util.module_from_spec(_args_spec)
-_args_spec.loader.exec_module(argen)
+lib = benchmark_module("corpuslib")
+argen = benchmark_module("corpus_args")
 
 
 # -- the development half --------------------------------------------------------------------------
@@ -591,12 +579,7 @@ def test_a_refusal_is_located_when_toolgen_names_file_line_and_column() -> None:
 
 
 def _corpus_calls_module() -> Any:
-    path = REPO / "benchmarks" / "corpus_calls.py"
-    spec = importlib.util.spec_from_file_location("toolgen_bench_corpus_calls", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("corpus_calls")
 
 
 def test_the_spec_check_asserts_formats_and_names_a_property_example() -> None:

@@ -5,9 +5,7 @@ client-run ``tool_search`` entry; checked by toolgen's rules and the official SD
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.benchmarks import benchmark_module
 from tests.support.build import REPO, build, run
 from tests.support.profiles import examples
 
@@ -30,14 +29,7 @@ DEFERRED = (
 
 
 def _corpuslib() -> Any:
-    name = "toolgen_bench_corpuslib"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "corpuslib.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return benchmark_module("corpuslib")
 
 
 @pytest.fixture(scope="module")

@@ -9,19 +9,15 @@ page object's own ``next`` (``playlists.next`` beside ``playlists.items``) and a
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.benchmarks import benchmark_module
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
-_spec = importlib.util.spec_from_file_location(
-    "toolgen_bench_pagination", REPO / "benchmarks" / "pagination_drafts.py"
-)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = benchmark_module("pagination_drafts")
 
 
 def _obj(**props: Any) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from typing import Any, cast
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.support.build import REPO, run
+from tests.support.benchmarks import benchmark_module
+from tests.support.build import run
 
 from toolgen.builder.build import build_api
 from toolgen.builder.output_files import Output, write_outputs
@@ -204,15 +205,8 @@ def test_split_catalogs_conform_to_the_sdk_types(tmp_path: Path) -> None:
     """Every part and every other emitted catalog validates with the providers' official SDK types."""
     pytest.importorskip("anthropic")
     pytest.importorskip("openai")
-    import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "toolgen_bench_corpuslib", REPO / "benchmarks" / "corpuslib.py"
-    )
-    assert spec is not None and spec.loader is not None
-    corpuslib = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = corpuslib  # its dataclasses look their module up
-    spec.loader.exec_module(corpuslib)
+    corpuslib = benchmark_module("corpuslib")
     check_catalog = corpuslib.check_catalog
 
     intent = _write(tmp_path, 12, BY_TAG, kinds=4)

@@ -8,17 +8,11 @@ The same function writes benchmarks/results/sweep.md (`python benchmarks/sweep.p
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-from tests.support.build import REAL, REPO
+from tests.support.benchmarks import benchmark_module
+from tests.support.build import REAL
 
-_spec = importlib.util.spec_from_file_location("toolgen_bench_sweep", REPO / "benchmarks" / "sweep.py")
-assert _spec is not None and _spec.loader is not None
-sweep = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = sweep
-_spec.loader.exec_module(sweep)
+sweep = benchmark_module("sweep")
 
 SPECS = sorted(p.name for p in REAL.iterdir()) if REAL.is_dir() else []
 SPECS = [s for s in SPECS if s.endswith((".json", ".yaml", ".yml"))]

@@ -5,23 +5,15 @@ one that names the request's own word, nor pads a request that names nothing."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.build import REPO
+from tests.support.benchmarks import benchmark_module
 
 pytest.importorskip("numpy")
-_spec = importlib.util.spec_from_file_location(
-    "toolgen_bench_term_associations", REPO / "benchmarks" / "term_associations.py"
-)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = bench
-_spec.loader.exec_module(bench)
+bench = benchmark_module("term_associations")
 
 
 def _spec_of(ops: list[tuple[str, str]]) -> dict[str, Any]:

@@ -6,16 +6,15 @@ provider's checker, and the checkers catching broken ones), the up-front cost in
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.benchmarks import benchmark_module
 from tests.support.build import REPO, build
 
 from toolgen.dialects import check_responses_catalog
@@ -289,14 +288,7 @@ def test_mcp_gemini_and_chat_upfront_views_conform() -> None:
 
 def _corpuslib() -> Any:
     """benchmarks/corpuslib.py (the SDK catalog checks of the corpus harness), loaded once."""
-    name = "toolgen_bench_corpuslib"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "corpuslib.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return benchmark_module("corpuslib")
 
 
 def test_the_chat_search_function_is_strict_and_passes_the_sdk_type() -> None:

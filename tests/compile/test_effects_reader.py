@@ -4,21 +4,18 @@ to it. Written apart from `toolgen.compile.verbs`, so that it can flag what init
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.benchmarks import benchmark_module
 
 from toolgen.compile.operations import Operation
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
-_spec = importlib.util.spec_from_file_location("toolgen_bench_effects", REPO / "benchmarks" / "effects.py")
-assert _spec is not None and _spec.loader is not None
-effects = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(effects)
+effects = benchmark_module("effects")
 
 
 def _op(path: str, operation_id: str | None = None, **node: Any) -> Operation:

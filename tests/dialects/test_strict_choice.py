@@ -21,6 +21,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.benchmarks import benchmark_module
 from tests.support.build import CASES, REAL, REPO, Built, build, run
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
@@ -323,14 +324,8 @@ _REAL_SPECS = sorted(p for p in REAL.glob("*") if p.suffix in (".json", ".yaml")
 def test_every_real_and_fault_case_tool_conforms_when_marked_non_strict(tmp_path: Path) -> None:
     """Whatever tool a user marks `strict: false`, its natural view keeps OpenAI's non-strict rules:
     every input schema of include-everything builds of ../shared/specs/real and ../shared/cases."""
-    import importlib.util
-    import sys
 
-    found = importlib.util.spec_from_file_location("toolgen_bench_sweep", REPO / "benchmarks" / "sweep.py")
-    assert found is not None and found.loader is not None
-    sweep = importlib.util.module_from_spec(found)
-    sys.modules.setdefault(found.name, sweep)  # its dataclasses look their module up
-    found.loader.exec_module(sweep)
+    sweep = benchmark_module("sweep")
     api_name, include_everything_map = sweep.api_name, sweep.include_everything_map
 
     from toolgen.builder.build import build_api

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from tests.support.build import copy_example
-from tests.support.describe_writers import with_toolsets
+from tests.support.describe_writers import with_toolsets, writer_options
 from tests.support.review_project import Invoke, cli, project
 from tests.support.writer_server import WriterModelServer
 
@@ -135,12 +135,7 @@ def test_toolset_examples_are_drafted_recorded_and_replayed(
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m-1",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible"), model="m-1"),
             "--record",
             str(tape),
         )
@@ -170,12 +165,7 @@ def test_a_hand_written_cassette_replays(tickets: Path, cli: Invoke, tmp_path: P
         cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible")),
             "--max-tools",
             "1",
         )

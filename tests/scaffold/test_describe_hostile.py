@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.build import copy_example
+from tests.support.describe_writers import writer_options
 from tests.support.profiles import examples
 from tests.support.review_project import Invoke, cli, project
 from tests.support.writer_server import WriterModelServer
@@ -70,12 +71,7 @@ def tape(tickets: Path, cli: Invoke, tmp_path: Path) -> Path:
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible")),
             "--record",
             str(path),
         )
@@ -158,12 +154,7 @@ def test_a_map_changed_while_drafting_is_not_overwritten(tickets: Path, cli: Inv
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible")),
         )
     assert result.exit_code == 2 and "changed while" in result.stderr and "run again" in result.stderr
     assert tickets.read_text(encoding="utf-8") == edited
@@ -182,12 +173,7 @@ def test_a_recording_aimed_at_the_map_the_spec_or_a_folder_is_refused_before_any
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible")),
             "--record",
             str(path),
         )
@@ -269,12 +255,7 @@ def test_the_api_key_is_never_printed_recorded_or_written(
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url(),
+            *writer_options(server.base_url()),
             "--record",
             str(tape),
         )
@@ -369,12 +350,7 @@ def test_init_describe_says_the_draft_was_written_when_the_writer_fails(
             "--name",
             "gizmos",
             "--describe",
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url(),
+            *writer_options(server.base_url()),
         )
     assert result.exit_code == 2 and "nothing was written" not in result.stderr
     assert "without search expansions" in result.stderr and "toolgen describe" in result.stderr
@@ -429,12 +405,7 @@ def test_an_answer_of_thousands_of_items_does_not_flood_the_terminal(tickets: Pa
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible")),
             "--max-tools",
             "1",
         )
@@ -518,12 +489,7 @@ def test_a_password_in_the_base_url_is_not_recorded(tickets: Path, cli: Invoke, 
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            url,
+            *writer_options(url),
             "--record",
             str(tape),
         )
@@ -554,12 +520,7 @@ def test_two_runs_at_once_draft_the_map_once(tickets: Path) -> None:
             "toolgen",
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible")),
             "--max-tools",
             "1",
         ]
@@ -614,12 +575,7 @@ def _record_into(tickets: Path, cli: Invoke, path: Path) -> tuple[Any, list[Any]
         result = cli(
             "describe",
             str(tickets),
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.base_url("openai-compatible"),
+            *writer_options(server.base_url("openai-compatible")),
             "--record",
             str(path),
         )

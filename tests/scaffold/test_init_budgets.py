@@ -166,3 +166,45 @@ def test_without_the_drafted_hide_the_tool_is_flagged(
     out = result.stdout + result.stderr
     assert "warning[tool-too-large]: tool `preview_put_tabs` is" in out
     assert "`hide: [tabs]`" in out
+
+
+def test_drafted_intents_are_the_written_drafts_intents(drafted: tuple[Path, str]) -> None:
+    """`drafted_intents` (what the blind search benchmark builds the too-large operations from) gives
+    each operation's key and the intent members the written draft holds, `hide:` included."""
+    from toolgen.compile.load import load_spec
+    from toolgen.diagnostics import DiagnosticSink
+    from toolgen.scaffold.init import drafted_intents
+
+    folder, text = drafted
+    written = yaml.safe_load(text)["tools"]
+    quick = drafted_intents(load_spec(folder / "envelopes.json", sink=DiagnosticSink()), "envelopes")
+    assert sorted(key for key, _ in quick.values()) == sorted(written)
+    for key, intent in quick.values():
+        for member in ("operation", "effect", "permission", "toolset", "hide"):
+            assert intent.get(member) == written[key].get(member), (key, member)
+    assert quick["/paths/~1envelopes/post"][1]["hide"] == ["composite", "recipients"]
+
+
+def test_the_blind_benchmark_builds_left_out_operations_as_init_drafts_them(tmp_path: Path) -> None:
+    """`benchmarks/tool_search.py`'s include-everything build: an operation the include group leaves
+    out with `schema-too-large` is built from init's draft (its `hide:`), carrying the examples the
+    map's top-level section gave it; every other tool is the include group's, unchanged."""
+    from tests.support.benchmarks import benchmark_module
+
+    bench = benchmark_module("tool_search")
+    (tmp_path / "envelopes.json").write_text(json.dumps(_spec()), encoding="utf-8")
+    extra = 'examples:\n  createEnvelope: ["send the contract to Ana for signing"]\n'
+    built: dict[bool, dict[str, Any]] = {}
+    for as_init in (False, True):
+        (tmp_path / str(as_init)).mkdir()
+        policy, _ = bench.build_package(
+            tmp_path / "envelopes.json", "envelopes", tmp_path / str(as_init), extra, left_out_as_init=as_init
+        )
+        built[as_init] = {t["tool"]: t for t in policy["tools"]}
+    made = {n: t for n, t in built[True].items() if t["operation"]["id"] == "createEnvelope"}
+    assert not any(t["operation"]["id"] == "createEnvelope" for t in built[False].values())
+    assert sorted(made) == ["preview_create_envelope", "record_create_envelope"]
+    record = made["record_create_envelope"]
+    assert record["examples"] == ["send the contract to Ana for signing"]
+    assert [b["arg"] for b in record["request"]["bindings"]] == ["subject", "status"]  # the rest hidden
+    assert {n: t for n, t in built[True].items() if n not in made} == built[False]

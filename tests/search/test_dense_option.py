@@ -381,3 +381,27 @@ def test_the_sidecar_round_trips_within_its_quantisation_bound(rows: list[list[f
     assert (np.abs(back.vectors - vectors) <= bound).all()  # each component within half a step
     assert (np.abs(back.vectors @ vectors.T - vectors @ vectors.T).diagonal() <= 0.02).all()
     assert same_pins(data, data) and decode(data).header == back.header
+
+
+def test_toolgen_search_says_once_that_the_sidecar_is_not_used(built: Path) -> None:
+    """`toolgen search` on a package whose `search.vectors` is missing prints the warning once (the
+    index's warning), names the file and ranks lexically; the log record `serve` relies on is not
+    printed beside it."""
+    path = built / SIDECAR_FILE
+    original = path.read_bytes()
+    path.unlink()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolgen", "search", str(built), "lock the conversation", "--limit", "1"],
+            check=False,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=300,
+        )
+    finally:
+        path.write_bytes(original)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("dense ranking is off") == 1, done.stderr
+    assert "[search_dense_unavailable]" in done.stderr and SIDECAR_FILE in done.stderr
+    assert "record_lock_issue" in done.stdout

@@ -17,6 +17,12 @@ from typing import Any
 Answer = Callable[[list[str]], Any]
 
 
+def writer_options(base_url: str, model: str = "m") -> tuple[str, ...]:
+    """`toolgen describe` / `init --describe` options that send the writer's prompts to an
+    OpenAI-compatible endpoint at `base_url` (a loopback test server) as `model`."""
+    return ("--provider", "openai-compatible", "--model", model, "--base-url", base_url)
+
+
 def good_answer(tools: list[str]) -> dict[str, Any]:
     return {
         "tools": [

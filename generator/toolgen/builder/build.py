@@ -44,7 +44,7 @@ from ..search.dense_index import DenseModel, pinned_embedder
 from ..search.dense_sidecar import SIDECAR_FILE
 from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha256
 from ..search.vector_index import Embedder
-from .cache import Cache
+from .cache import Cache, CacheSession
 from .catalog_pieces import catalog_memo
 from .dense_cache import CachedEmbedder, dense_embedder
 from .incremental import (
@@ -136,31 +136,42 @@ def build_api(  # noqa: PLR0913
     is returned with them (`ApiBuild.errors`), and the caller decides not to write it.
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
     `cache`: where the Python package is remembered (`toolgen.builder.incremental.package_job`); None:
-    computed.
+    computed. The build writes into a session of it (`Cache.session`): given a `CacheSession`, into
+    that one, whose owner commits it; given a `Cache`, into one of its own, committed when the build
+    returns without errors and dropped otherwise (a failed build writes nothing to the cache).
     """
+    session = cache.session() if cache is not None else None
+    owned = session if session is not cache else None  # given a plain cache: this build's own session
     # forked now, while this process is small: the worker that formats the package (toolgen.builder.worker).
     # With the cache, it warms up only when it gets the job: after an edit the package is usually
     # found whole in the cache (`package_job`), and the worker is closed having spent nothing
     warm = warm_up if cache is None else None
-    with (
-        _gc_paused(),
-        closing(start_worker("the Python package", warm) if "python" in emit else None) as worker,
-    ):
-        return _build_api(
-            intent_path,
-            out,
-            name=name,
-            spec=spec,
-            emit=emit,
-            progress=progress,
-            base=base,
-            spec_overrides=spec_overrides,
-            lint=lint or LintSettings(),
-            run_lint=run_lint,
-            options=dialect_options or DialectOptions(),
-            worker=worker,
-            cache=cache,
-        )
+    try:
+        with (
+            _gc_paused(),
+            closing(start_worker("the Python package", warm) if "python" in emit else None) as worker,
+        ):
+            build = _build_api(
+                intent_path,
+                out,
+                name=name,
+                spec=spec,
+                emit=emit,
+                progress=progress,
+                base=base,
+                spec_overrides=spec_overrides,
+                lint=lint or LintSettings(),
+                run_lint=run_lint,
+                options=dialect_options or DialectOptions(),
+                worker=worker,
+                cache=session,
+            )
+        if owned is not None and not build.errors:
+            owned.commit()  # the worker has ended (`closing`): its pieces are staged too
+        return build
+    finally:
+        if owned is not None:
+            owned.close()
 
 
 @contextmanager
@@ -698,7 +709,24 @@ def build_project(
     project: Project, progress: Progress | None = None, cache: Cache | None = None
 ) -> tuple[list[Output], list[ApiBuild]]:
     """Build every API of the project in memory. Raises `DiagnosticError` with all APIs' input
-    errors; lint errors come back in the builds (`ApiBuild.errors`). `cache`: as for `build_api`."""
+    errors; lint errors come back in the builds (`ApiBuild.errors`). `cache`: as for `build_api`,
+    one session for the whole project (given a `Cache`, committed only when no API failed)."""
+    session = cache.session() if cache is not None else None
+    owned = session if session is not cache else None
+    try:
+        outputs, builds = _build_targets(project, progress, session)
+        if owned is not None and not any(b.errors for b in builds):
+            owned.commit()
+        return outputs, builds
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+def _build_targets(
+    project: Project, progress: Progress | None, cache: CacheSession | None
+) -> tuple[list[Output], list[ApiBuild]]:
+    """`build_project`'s builds, into the session `cache`."""
     outputs: list[Output] = []
     builds: list[ApiBuild] = []
     errors: list[Diagnostic] = []

@@ -34,6 +34,12 @@ does not match (truncated, corrupted, forged) is a miss: it is computed again an
 length is checked against the file's size before the payload is read, and an entry over
 `MAX_ENTRY_BYTES` is a miss, so a planted gigabyte costs a `stat`, not its reading. A cache that
 cannot be written (read-only folder, full disk) costs the time it would have saved, nothing else.
+
+A build writes through a session (`Cache.session`, `CacheSession`): its entries are staged in a folder
+of their own and reach the cache only when the build succeeds, so a failed build (refused at lint or
+by its inputs, or stopped by an exception) leaves the cache as it found it. A build that succeeds with
+warnings, and a ``--check`` that finds the output folders stale, publish theirs: what they computed is
+right, and the next build reads it (`toolgen.cli.build_cmd`).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import secrets
 import shutil
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -57,6 +64,11 @@ from typing import Any
 #: where the cache lives under the project root
 CACHE_DIR = Path(".toolgen") / "cache"
 _MAGIC = b"toolgen-cache 2 "
+#: the name of a build's staging folder in the cache folder, before its random part (`CacheSession`)
+_SESSION_PREFIX = ".session-"
+#: a staging folder untouched for this long belongs to a build that was killed outright (no build runs
+#: for a day); the next session removes it
+STALE_SESSION_SECONDS = 24 * 3600
 #: the longest header line an entry can have: the magic, a 64-digit MAC, a length, a newline
 _HEADER_MAX = 128
 #: the largest payload an entry may hold (the largest the build writes are a few megabytes): a larger
@@ -259,17 +271,8 @@ class Cache:
         header = _MAGIC + f"{mac} {len(payload)}\n".encode("ascii")
         tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
         try:
-            if path.parent.parent.is_symlink() or path.parent.is_symlink():
+            if not self._folder_for(path):
                 return  # a link planted in the cache folder: never write through it
-            path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.root / ".gitignore"
-            if not ignore.exists() and not ignore.is_symlink():  # git ignores the cache wherever it lives
-                try:  # O_EXCL: a link planted there a moment ago is not followed
-                    fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        fh.write("# the build cache of toolgen: safe to delete, never committed\n*\n")
-                except FileExistsError:
-                    pass
             with open(tmp, "xb") as fh:
                 fh.write(header)
                 fh.write(payload)
@@ -277,6 +280,42 @@ class Cache:
         except OSError:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+
+    def _folder_for(self, path: Path) -> bool:
+        """Make the folder of the entry at `path`, and the cache's `.gitignore`; False (nothing made)
+        when a link stands where a folder of it goes: never written through. Raises OSError when
+        they cannot be made."""
+        if path.parent.parent.is_symlink() or path.parent.is_symlink():
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / ".gitignore"
+        if not ignore.exists() and not ignore.is_symlink():  # git ignores the cache wherever it lives
+            try:  # O_EXCL: a link planted there a moment ago is not followed
+                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write("# the build cache of toolgen: safe to delete, never committed\n*\n")
+            except FileExistsError:
+                pass
+        return True
+
+    def session(self) -> CacheSession:
+        """A session of this cache for one build (`CacheSession`): what the build writes is published by
+        `CacheSession.commit` once the build succeeds, and dropped otherwise. Staging folders left by
+        builds killed outright, untouched for `STALE_SESSION_SECONDS`, are removed first."""
+        self._remove_stale_sessions()
+        return CacheSession(self.root, self.root / f"{_SESSION_PREFIX}{secrets.token_hex(8)}")
+
+    def _remove_stale_sessions(self) -> None:
+        """Remove ``.session-*`` folders of this cache last modified more than `STALE_SESSION_SECONDS`
+        ago (best effort: a folder that cannot be read or removed is left)."""
+        horizon = time.time() - STALE_SESSION_SECONDS
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.root):
+                if not entry.name.startswith(_SESSION_PREFIX) or not entry.is_dir(follow_symlinks=False):
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_mtime < horizon:
+                        shutil.rmtree(entry.path, ignore_errors=True)
 
     def memo(self, kind: str, key: str, compute: Callable[[], bytes]) -> bytes:
         """The entry under `key`, or `compute()` stored under it."""
@@ -295,6 +334,67 @@ class Cache:
     def clear(self) -> None:
         """Remove the whole cache folder."""
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class CacheSession(Cache):
+    """The cache as one build writes it: every entry it puts goes to a staging folder of its own,
+    ``<root>/.session-<random>/<kind>/<key[:2]>/<key>`` (`staging`), and reaches the cache only when
+    the build succeeds (`commit`); a build that fails (refused at lint, by its inputs, by an
+    exception, or by its output folders) ends with `close`, which removes the staging folder, so the
+    cache is as it was before the build, byte for byte. `get` reads the staging folder first (what
+    this build already computed), then the cache.
+
+    The entries are staged on disk, not held in memory: the tables of a cold build of a large API are
+    tens of megabytes (GitHub's include-everything build writes 57 MB in 1,197 entries), which the
+    build would otherwise keep alive to its end. A session is picklable (two paths): the worker process that
+    formats the Python package (`toolgen.builder.worker`) writes its pieces into the same staging
+    folder, and `commit` publishes them with the build's own. Each entry is published by a rename
+    (atomic, as `Cache.put`), so a concurrent build reads the old entry, the new one or none; two
+    builds committing the same key publish the same bytes (an entry is a pure function of its key).
+    A build killed outright (SIGKILL) leaves its staging folder, which no build reads; a later session
+    removes it once it is a day old (`STALE_SESSION_SECONDS`), or `Cache.clear` with the cache."""
+
+    staging: Path
+
+    def get(self, kind: str, key: str) -> bytes | None:
+        """The entry this build staged, else the cache's (`Cache.get`)."""
+        found = Cache(self.staging).get(kind, key)
+        return found if found is not None else super().get(kind, key)
+
+    def put(self, kind: str, key: str, payload: bytes) -> None:
+        """Stage `payload` under `key` (`Cache.put` into the staging folder; published by `commit`)."""
+        Cache(self.staging).put(kind, key, payload)
+
+    def session(self) -> CacheSession:
+        """This session itself: a build given a session writes into it, and its owner commits it."""
+        return self
+
+    def commit(self) -> int:
+        """Publish every entry staged so far (by this process or the worker's) into the cache and
+        remove the staging folder; returns how many were published. Call it once the build has
+        succeeded and every process writing into the session has ended."""
+        published = 0
+        try:
+            for kind in os.scandir(self.staging):
+                for prefix in os.scandir(kind.path) if kind.is_dir(follow_symlinks=False) else ():
+                    for entry in os.scandir(prefix.path) if prefix.is_dir(follow_symlinks=False) else ():
+                        if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                            continue  # a temporary file of a write that did not finish
+                        target = self._path(kind.name, entry.name)
+                        with contextlib.suppress(OSError):
+                            if self._folder_for(target):
+                                os.replace(entry.path, target)
+                                published += 1
+        except OSError:
+            pass  # a staging folder that was never made (nothing staged) or cannot be read
+        self.close()
+        return published
+
+    def close(self) -> None:
+        """Drop what is still staged (everything, unless `commit` published it): the cache stays as it
+        was. Safe to call more than once."""
+        shutil.rmtree(self.staging, ignore_errors=True)
 
 
 @dataclass(frozen=True)

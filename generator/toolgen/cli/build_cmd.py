@@ -27,7 +27,7 @@ from typing import Any
 import click
 
 from ..builder.build import ApiBuild, build_api, build_project, target_options
-from ..builder.cache import Cache
+from ..builder.cache import Cache, CacheSession
 from ..builder.incremental import Reused, fresh, inputs_key, remember
 from ..builder.output_files import Output, check_destinations, check_outputs, write_outputs
 from ..builder.project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
@@ -111,12 +111,14 @@ def _build_one_map(
     artifacts: tuple[Artifact, ...],
     no_cache: bool,
     progress: Any,
+    sessions: list[CacheSession],
 ) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
-    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it."""
+    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it. The
+    cache is written through a session appended to `sessions` (`_open_session`)."""
     base, kwargs = _single_arguments(
         intent_map, project_file, Path(single) if single else None, named, artifacts
     )
-    cache = None if no_cache else Cache.for_project(base)
+    cache = None if no_cache else _open_session(Cache.for_project(base), sessions)
     key = inputs_key(intent_map, **kwargs, cache=cache) if cache is not None else None
     found = fresh(cache, key, out)
     if found is not None:
@@ -142,16 +144,18 @@ def _build_the_project(
     artifacts: tuple[Artifact, ...] | None,
     no_cache: bool,
     progress: Any,
+    sessions: list[CacheSession],
 ) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
     vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
-    project (the order its findings are printed in)."""
+    project (the order its findings are printed in). The cache is written through a session appended
+    to `sessions` (`_open_session`)."""
     project = load_project(project_file or Path(PROJECT_FILE), named)
     if api_name is not None:
         project = _only(project, api_name)
     if artifacts is not None:
         project.targets = [replace(t, emit=artifacts) for t in project.targets]
-    cache = None if no_cache else Cache.for_project(project.root)
+    cache = None if no_cache else _open_session(Cache.for_project(project.root), sessions)
     keys = _project_keys(project, cache) if cache is not None else {}
     reused = [r for t in project.targets if (r := fresh(cache, keys.get(t.name), t.out)) is not None]
     done = {r.name for r in reused}
@@ -227,8 +231,32 @@ def build_command(
     INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build.
 
     An API whose inputs are those of an earlier build, and whose folder holds that build's files,
-    is not built again (the build cache, `toolgen.builder.incremental`; --no-cache builds everything)."""
+    is not built again (the build cache, `toolgen.builder.incremental`; --no-cache builds everything).
+    What the build computed reaches the cache only when the command succeeds (`_commit`)."""
     may_end_at_once()  # the outputs and cache entries are closed and renamed, the worker joined, before it returns
+    sessions: list[CacheSession] = []
+    try:
+        _build(target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions)
+    finally:
+        for (
+            session
+        ) in sessions:  # a failed build: what it staged is dropped (after a commit, nothing is left)
+            session.close()
+
+
+def _build(
+    target: str | None,
+    api_name: str | None,
+    out: Path | None,
+    specs: tuple[str, ...],
+    project_file: Path | None,
+    check: bool,
+    emit: str | None,
+    quiet: bool,
+    no_cache: bool,
+    sessions: list[CacheSession],
+) -> None:
+    """`build_command`, its cache written through the sessions it appends to `sessions`."""
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
     artifacts = _artifacts(emit)
@@ -245,14 +273,14 @@ def build_command(
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
         outputs, builds, reused = _build_one_map(
-            intent_map, out, project_file, single, named, artifacts, no_cache, progress
+            intent_map, out, project_file, single, named, artifacts, no_cache, progress, sessions
         )
         order: dict[str, int] = {}
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
         outputs, builds, reused, order = _build_the_project(
-            project_file, named, api_name, artifacts if emit else None, no_cache, progress
+            project_file, named, api_name, artifacts if emit else None, no_cache, progress, sessions
         )
     keep_until_exit(outputs, builds)  # never freed: the process ends when the command returns
     if progress:
@@ -276,6 +304,7 @@ def build_command(
         )
         sys.exit(ExitCode.CHECK_FAILED)
     if check:
+        _commit(sessions)  # stale folders or not, what the build computed is right
         _check(outputs, len(builds) + len(reused), quiet)
         return
     protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
@@ -285,6 +314,7 @@ def build_command(
     if problems:
         raise DiagnosticError(problems)
     write_outputs(outputs)
+    _commit(sessions)
     if progress:
         for b in builds:
             n = _count(b, "warning")
@@ -302,6 +332,27 @@ def build_command(
             "(see REPORT.md).",
             err=True,
         )
+
+
+def _open_session(cache: Cache | None, sessions: list[CacheSession]) -> CacheSession | None:
+    """A session of `cache` (None: no cache) for this command, appended to `sessions`: the build and
+    the manifest write into it, and `_commit` publishes it once the command has succeeded."""
+    if cache is None:
+        return None
+    session = cache.session()
+    sessions.append(session)
+    return session
+
+
+def _commit(sessions: list[CacheSession]) -> None:
+    """Publish what the build wrote into the cache (`CacheSession.commit`): called once the outputs
+    are written, or, for ``--check``, once the build has succeeded, before the folders are compared.
+    A ``--check`` that finds stale folders keeps the entries: they are the pieces of a correct build
+    of the current inputs (a failure of the folders, not of the build), and the ``toolgen build``
+    that follows reads them. A build refused (by its inputs, at lint, by its output folders) or
+    stopped by an exception never gets here, and its entries are dropped."""
+    for session in sessions:
+        session.commit()
 
 
 def _artifacts(emit: str | None) -> tuple[Artifact, ...]:

@@ -10,7 +10,9 @@ Output: the ranked tools (`toolgen.runtime.serving.tool_index`), as text or as a
 With ``--scopes`` (or ``TOOLGEN_SCOPES``) only tools whose permission those scopes satisfy are listed;
 without, every tool is. A ``search.json`` the index does not use (unreadable, or not indexing the
 package's tools, e.g. one with no documents) is a warning on stderr
-(`toolgen.runtime.serving.tool_index.IndexWarning`); the package is then analysed here. Exit codes: 0 (also
+(`toolgen.runtime.serving.tool_index.IndexWarning`); the package is then analysed here. Each such
+warning is printed once: the ``toolgen.search`` log record a long-running `serve` relies on for the
+same fact is not printed beside it. Exit codes: 0 (also
 when nothing matches), 2 bad input (unknown package,
 a limit below 1), 3 internal error.
 """
@@ -18,14 +20,31 @@ a limit below 1), 3 internal error.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
 from ..runtime.serving.loading import parse_scopes
 from ..runtime.serving.tool_index import ToolIndex
 from .call import package_folder
+
+
+@contextmanager
+def _logged_as_warnings() -> Iterator[None]:
+    """While a package loads, drop the ``toolgen.search`` logger's records: what it logs then (a dense
+    sidecar or model that does not load) is also one of the index's `warnings`, which this command
+    prints itself."""
+    log = logging.getLogger("toolgen.search")
+    drop = logging.Filter("toolgen.search.never")  # passes no record of `toolgen.search`
+    log.addFilter(drop)
+    try:
+        yield
+    finally:
+        log.removeFilter(drop)
 
 
 @click.command("search")
@@ -44,7 +63,8 @@ def search_command(api_or_dir: str, query: str, limit: int, fmt: str, scopes: st
     """Rank the tools of a generated package for QUERY, best first."""
     folder = package_folder("search", api_or_dir)
     try:
-        index = ToolIndex.from_dir(folder)
+        with _logged_as_warnings():
+            index = ToolIndex.from_dir(folder)
     except (OSError, ValueError) as exc:
         click.echo(f"toolgen search: cannot load {folder}: {exc}", err=True)
         sys.exit(2)

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..pointer import SURROGATE_ESCAPE, surrogate_paths
 from .intent import LoadedIntentMap
-from .load import SURROGATE_ESCAPE, surrogate_paths
 
 
 def api_name_for(intents: LoadedIntentMap, fallback: str) -> str:

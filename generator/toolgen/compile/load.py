@@ -33,7 +33,7 @@ from typing import Any, Literal
 import yaml
 
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
-from ..pointer import escape_token, parse_pointer
+from ..pointer import SURROGATE_ESCAPE, escape_token, parse_pointer, surrogate_paths
 from ..remember import Remember, computed
 from .duplicates import DuplicateKey, json_duplicate_keys, yaml_duplicate_keys
 from .sourcemap import locate_json_many, locate_yaml, yaml_nodes
@@ -482,34 +482,6 @@ def _jsonify(value: Any, merged: list[bool]) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return str(value)
-
-
-#: a \u escape of a UTF-16 surrogate (JSON and YAML double-quoted strings; YAML also has \U)
-SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\\U0000[dD][89a-fA-F][0-9a-fA-F]{2}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def surrogate_paths(data: Any, limit: int = 5) -> list[list[str]]:
-    """Paths (JSON pointer tokens) of keys and strings in `data` that hold a UTF-16 surrogate code
-    point: a JSON ``\\ud800`` without its pair, or any surrogate escape in YAML (which does not pair
-    them). Such text cannot be encoded as UTF-8, so no output could hold it. At most `limit` paths."""
-    found: list[list[str]] = []
-    stack: list[tuple[Any, list[str]]] = [(data, [])]
-    while stack and len(found) < limit:
-        node, path = stack.pop()
-        if isinstance(node, str):
-            if _SURROGATE.search(node):
-                found.append(path)
-        elif isinstance(node, dict):
-            for key, value in reversed(list(node.items())):
-                key_text = str(key)
-                if _SURROGATE.search(key_text):
-                    found.append([*path, key_text])
-                else:
-                    stack.append((value, [*path, key_text]))
-        elif isinstance(node, list):
-            stack.extend((v, [*path, str(i)]) for i, v in reversed(list(enumerate(node))))
-    return found[:limit]
 
 
 def join_tokens(tokens: list[str]) -> str:

@@ -510,6 +510,14 @@ def drafted_effects(doc: SpecDocument, api: str) -> list[tuple[Operation, str, s
     return [(d.op, d.key, str(d.intent["effect"])) for d in _first_drafts(doc, api)[1]]
 
 
+def drafted_intents(doc: SpecDocument, api: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Operation pointer (``/paths/~1x/get``) -> (key, intent) as `draft_intent_map` drafts them,
+    before lint's marks: ``operation``, ``effect``, ``permission``, ``toolset``, and for a write
+    ``hide`` (a too-large body's largest optional members), ``approval`` and ``idempotency``. The
+    dicts are fresh; the map is not lowered."""
+    return {d.op.pointer: (d.key, d.intent) for d in _first_drafts(doc, api)[1]}
+
+
 def draft_intent_map(
     doc: SpecDocument,
     *,
@@ -622,7 +630,14 @@ def _toolset_description(doc: SpecDocument, tag: str) -> str:
     )
 
 
-__all__ = ["InitResult", "api_name_from", "draft_intent_map", "drafted_effects", "renamed_keyword"]
+__all__ = [
+    "InitResult",
+    "api_name_from",
+    "draft_intent_map",
+    "drafted_effects",
+    "drafted_intents",
+    "renamed_keyword",
+]
 
 
 def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:

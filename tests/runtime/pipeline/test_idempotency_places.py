@@ -289,19 +289,24 @@ def _optional_body_spec(folder: Path) -> Path:
     return path
 
 
+def _drafted(spec: Path, folder: Path) -> dict[str, Any]:
+    """`toolgen init`'s draft of `spec` (`folder/o.yaml`, API `orders`), built into `folder/out`: the
+    drafted `create_order` intent."""
+    drafted = run("init", str(spec), "--out", str(folder / "o.yaml"), "--name", "orders", "--no-project")
+    assert drafted.exit_code == 0, drafted.output
+    built = run("build", str(folder / "o.yaml"), "--out", str(folder / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    intent: dict[str, Any] = yaml.safe_load((folder / "o.yaml").read_text(encoding="utf-8"))["tools"][
+        "create_order"
+    ]
+    return intent
+
+
 def test_an_optional_body_of_the_key_alone_executes_its_preview(tmp_path: Path) -> None:
     """The preview sends no body; the record sends the key alone: the same request less the key."""
     spec = _optional_body_spec(tmp_path)
-    assert (
-        run(
-            "init", str(spec), "--out", str(tmp_path / "o.yaml"), "--name", "orders", "--no-project"
-        ).exit_code
-        == 0
-    )
-    intent = yaml.safe_load((tmp_path / "o.yaml").read_text(encoding="utf-8"))["tools"]["create_order"]
+    intent = _drafted(spec, tmp_path)
     assert intent["idempotency"]["send_as"] == "body:clientToken"
-    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
-    assert built.exit_code == 0, built.output
     with RecordingServer() as srv:
         srv.reply("POST", r"^/orders$", 201, None)
         registry = Registry.from_dir(tmp_path / "out", base_url=srv.base_url, receipts=MemoryReceiptStore())
@@ -558,20 +563,8 @@ def test_a_member_the_spec_says_is_not_a_key_stays_the_models_argument(tmp_path:
         },
     }
     (tmp_path / "orders.json").write_text(json.dumps(spec), encoding="utf-8")
-    drafted = run(
-        "init",
-        str(tmp_path / "orders.json"),
-        "--out",
-        str(tmp_path / "o.yaml"),
-        "--name",
-        "orders",
-        "--no-project",
-    )
-    assert drafted.exit_code == 0, drafted.output
-    intent = yaml.safe_load((tmp_path / "o.yaml").read_text(encoding="utf-8"))["tools"]["create_order"]
+    intent = _drafted(tmp_path / "orders.json", tmp_path)
     assert (intent.get("idempotency") or {}).get("send_as", "none") == "none"
-    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
-    assert built.exit_code == 0, built.output
     assert "idempotency_key" in _tool(tmp_path / "out", "preview_create_order")["inputSchema"]["properties"]
     with RecordingServer() as srv:
         srv.reply("POST", r"^/orders$", 201, None)
@@ -641,16 +634,8 @@ def test_a_second_key_place_is_never_the_models(tmp_path: Path, second: str) -> 
     """The record fills the header; the body member or query parameter that also takes a key is no
     argument: the model cannot pin one API key on two different approved writes through it."""
     spec = _two_places_spec(tmp_path, second)
-    assert (
-        run(
-            "init", str(spec), "--out", str(tmp_path / "o.yaml"), "--name", "orders", "--no-project"
-        ).exit_code
-        == 0
-    )
-    intent = yaml.safe_load((tmp_path / "o.yaml").read_text(encoding="utf-8"))["tools"]["create_order"]
+    intent = _drafted(spec, tmp_path)
     assert intent["idempotency"]["send_as"] == "header:Idempotency-Key"
-    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
-    assert built.exit_code == 0, built.output
     assert sorted(_tool(tmp_path / "out", "preview_create_order")["inputSchema"]["properties"]) == ["item"]
     with RecordingServer() as srv:
         srv.reply("POST", r"^/orders", 201, None)
@@ -721,20 +706,7 @@ def test_a_query_key_on_a_path_that_carries_a_query_string_is_sent_as_previewed(
         },
     }
     (tmp_path / "orders.json").write_text(json.dumps(spec), encoding="utf-8")
-    assert (
-        run(
-            "init",
-            str(tmp_path / "orders.json"),
-            "--out",
-            str(tmp_path / "o.yaml"),
-            "--name",
-            "orders",
-            "--no-project",
-        ).exit_code
-        == 0
-    )
-    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
-    assert built.exit_code == 0, built.output
+    _drafted(tmp_path / "orders.json", tmp_path)
     with RecordingServer() as srv:
         srv.reply("POST", r"^/orders", 201, None)
         registry = Registry.from_dir(tmp_path / "out", base_url=srv.base_url, receipts=MemoryReceiptStore())

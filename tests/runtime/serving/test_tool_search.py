@@ -4,7 +4,6 @@ of the GitHub query set on the include-everything build."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.benchmarks import benchmark_module
 from tests.support.profiles import examples
 
 from toolgen.cli import main
@@ -367,11 +367,7 @@ _SHARED = REPO / ".." / "shared"
     reason="../shared/specs/real is not available",
 )
 def test_github_query_set_recall_at_5() -> None:
-    spec = importlib.util.spec_from_file_location("toolgen_bench_tool_search", _BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench
-    spec.loader.exec_module(bench)
+    bench = benchmark_module("tool_search")
     result = bench.evaluate("github", _SHARED)
     ours = result.scores[("toolgen", "all", "all")]
     base = result.scores[("plain bm25", "all", "all")]

@@ -40,7 +40,7 @@ import httpx
 from ...policy.format import PerCaller
 from ..clock import SYSTEM, Clock
 from ..errors import ToolError, make_error
-from .local_yaml import compose_located
+from .local_yaml import UnreadableFile, UnsafeMode, compose_located, read_operator_file
 
 __all__ = [
     "ACCESS_TOKEN_TYPE",
@@ -107,17 +107,14 @@ def load_caller_secrets(path: str | os.PathLike[str]) -> CallerSecretsFile:
 
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-        mode = file.stat().st_mode
-    except (OSError, UnicodeDecodeError) as exc:
+        text, _ = read_operator_file(file, refused_bits=stat.S_IRWXG | stat.S_IRWXO)
+    except UnreadableFile as exc:
+        raise CallerSecretsError(f"{file}: cannot read the caller secrets file: {exc.detail}") from None
+    except UnsafeMode as exc:
         raise CallerSecretsError(
-            f"{file}: cannot read the caller secrets file: {getattr(exc, 'strerror', None) or exc}"
-        ) from None
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise CallerSecretsError(
-            f"{file}: other users may read or write it (mode {stat.S_IMODE(mode):04o}); it holds "
+            f"{file}: other users may read or write it (mode {exc.mode:04o}); it holds "
             f"secrets: run `chmod 600 {file}`"
-        )
+        ) from None
     root = compose_located(file, text, CallerSecretsError)
 
     def fail(node: Any, message: str) -> CallerSecretsError:

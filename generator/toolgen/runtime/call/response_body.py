@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from ...pointer import LONE_SURROGATE
 from ...results import binary_summary, media_kind
 from ..redaction import MARKER, cover
 from .arguments import strict_json
@@ -46,7 +47,6 @@ EXCERPT_CHARS = 200
 #: What stands for an excerpt that could spell a secret the scrub cannot see (escapes, another encoding).
 WITHHELD_ESCAPES = "[withheld: the body holds escapes or NUL bytes that could spell a credential]"
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: A JSON escape of a surrogate code unit (RFC 8259 §7: ``\uD800``-``\uDFFF``, any case); a body
 #: without one cannot decode to an unpaired surrogate
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -56,7 +56,7 @@ def safe_text(text: str) -> str:
     """`text` with every unpaired surrogate (U+D800-U+DFFF; valid JSON can spell one, ``"\\ud800"``,
     but no UTF-8 can carry it: RFC 8259 §8.2) replaced by `REPLACEMENT`. A valid pair was already
     joined into one character by the JSON parser, so every surrogate left is unpaired."""
-    return _LONE_SURROGATE.sub(REPLACEMENT, text)
+    return LONE_SURROGATE.sub(REPLACEMENT, text)
 
 
 def _safe_value(value: Any) -> Any:

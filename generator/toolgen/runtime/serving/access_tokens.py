@@ -69,9 +69,10 @@ from typing import Any
 
 import httpx
 
+from ...pointer import lone_surrogate_pointer
 from ..call.arguments import DOUBLE_MAX, strict_json
 from ..call.caller_credentials import TokenExchangeClient
-from ..call.local_yaml import compose_located
+from ..call.local_yaml import UnreadableFile, UnsafeMode, compose_located, read_operator_file
 from ..clock import SYSTEM, Clock
 from ..transport.content_coding import BodyTooLarge, BoundedDecoder
 from .token_refusals import TokenRefusal, report
@@ -440,26 +441,9 @@ def _i_json(segment: str) -> dict[str, Any] | None:
         value = strict_json(raw.decode("utf-8"), unique_keys=True, double_integers=True)
     except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
         return None
-    if not isinstance(value, dict) or _has_lone_surrogate(value):
+    if not isinstance(value, dict) or lone_surrogate_pointer(value) is not None:
         return None
     return value
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    """Whether a string anywhere in `value` (keys included) holds a lone surrogate; walked with a
-    stack, not recursion, since `json.loads` reads nestings deeper than Python's recursion allows."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            if any("\ud800" <= c <= "\udfff" for c in item):
-                return True
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
 
 
 def _is_numeric_date(value: Any) -> bool:
@@ -519,18 +503,17 @@ def load_authorization_server(
     file = Path(path)
     env = os.environ if environ is None else environ
     try:
-        text = file.read_text(encoding="utf-8")
-        mode = file.stat().st_mode
-    except (OSError, UnicodeDecodeError) as exc:
+        text, _ = read_operator_file(file, refused_bits=stat.S_IWOTH)
+    except UnreadableFile as exc:
         raise AuthorizationServerError(
-            f"{file}: cannot read the authorization-server file: {getattr(exc, 'strerror', None) or exc}"
+            f"{file}: cannot read the authorization-server file: {exc.detail}"
         ) from None
-    if mode & stat.S_IWOTH:
+    except UnsafeMode as exc:
         raise AuthorizationServerError(
             f"{file}: writable by every user of this machine (mode "
-            f"{stat.S_IMODE(mode):04o}): anyone could name their own issuer; "
+            f"{exc.mode:04o}): anyone could name their own issuer; "
             f"run `chmod 644 {file}`"
-        )
+        ) from None
     root = compose_located(file, text, AuthorizationServerError)
     reader = _Reader(file)
     top = reader.mapping(root, "the authorization-server file", _KEYS)

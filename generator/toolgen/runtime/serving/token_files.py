@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..call.local_yaml import compose_located
+from ..call.local_yaml import UnreadableFile, UnsafeMode, compose_located, read_operator_file
 from ..identity import ISSUER_CALLER_PREFIX, RESERVED_ACTOR
 
 __all__ = [
@@ -129,20 +129,17 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
 
 def _read_token_text(file: Path) -> tuple[str, int]:
     """The token file's text and mode; `TokenFileError` when it cannot be read or every user may write it."""
-    try:
-        text = file.read_text(encoding="utf-8")
-        mode = file.stat().st_mode
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # writable by every user: any local user could add a token with any scopes
+        return read_operator_file(file, refused_bits=stat.S_IWOTH)
+    except UnreadableFile as exc:
         raise TokenFileError(
-            f"{file}: cannot read the token file: {exc.__class__.__name__}: "
-            f"{getattr(exc, 'strerror', None) or exc}"
+            f"{file}: cannot read the token file: {exc.cause.__class__.__name__}: {exc.detail}"
         ) from None
-    if mode & stat.S_IWOTH:  # any local user could add a token with any scopes
+    except UnsafeMode as exc:
         raise TokenFileError(
             f"{file}: the token file is writable by every user of this machine (mode "
-            f"{stat.S_IMODE(mode):04o}), so anyone could add a token; run `chmod 600 {file}`"
-        )
-    return text, mode
+            f"{exc.mode:04o}), so anyone could add a token; run `chmod 600 {file}`"
+        ) from None
 
 
 def _compose_token_yaml(file: Path, text: str) -> Any:

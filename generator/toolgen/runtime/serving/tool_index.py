@@ -60,6 +60,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ...pointer import SURROGATE_ESCAPE, lone_surrogate_pointer
 from ...policy.format import read_policy
 from ...search.dense_index import DenseIndex, is_dense, load_dense, warn_once
 from ...search.text_index import (
@@ -626,7 +627,8 @@ def _some(names: list[str]) -> str:
 
 def _read_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any, str | None]:
     """(documents, semantic, None), (None, None, None) for an absent file, or (None, None, why the
-    present file is not read)."""
+    present file is not read: unreadable, not JSON, of another format, malformed, or holding a lone
+    surrogate, named by its JSON pointer)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -645,6 +647,12 @@ def _read_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any, str |
     documents = data.get("documents")
     if not isinstance(documents, list) or not all(_well_formed(d) for d in documents):
         return None, None, "its documents are malformed"
+    # a ``\ud800`` escaped without its pair (a hand edit: the build writes none) parses to text no
+    # UTF-8 holds, which SQLite's index refuses: said here, at its pointer, instead of failing the load
+    at = lone_surrogate_pointer(data) if SURROGATE_ESCAPE.search(text) else None
+    if at is not None:
+        why = f"the string at {at} holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair)"
+        return None, None, f"{why}, which is not Unicode text"
     return documents, data.get("semantic"), None
 
 
