@@ -29,6 +29,7 @@ from tests.builder.test_remembered_tools import (
 )
 from tests.support.profiles import examples
 
+from toolgen.builder.build import ApiBuild
 from toolgen.builder.cache import Cache, digest
 from toolgen.builder.catalog_pieces import CatalogMemo, record_key
 from toolgen.builder.incremental import pickled_table
@@ -73,7 +74,7 @@ def _record_key(tool: Tool) -> str:
     return record_key(hashlib.sha256(content_pickle(tool)).hexdigest())
 
 
-def _mcp_description(build: Any, name: str) -> str:
+def _mcp_description(build: ApiBuild, name: str) -> str:
     return next(t.description for t in build.ir.tools if t.name == name)
 
 
@@ -188,14 +189,20 @@ def test_the_anthropic_check_with_tool_search_says_what_the_whole_check_says() -
     from toolgen.dialects.anthropic import check_anthropic_catalog
     from toolgen.remember import Memo
 
-    search = {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}
-    tools = [
+    search: dict[str, Any] = {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}
+    tools: list[dict[str, Any]] = [
         {"name": f"t{i}", "description": "d", "input_schema": {"type": "object"}, "defer_loading": True}
         for i in range(3)
     ]
     bad = [*tools, {"name": "t0", "description": "d", "input_schema": {"type": "string"}}]
     memo = Memo()
-    for catalog, limit in (([search, *tools], 10), ([search, *tools], 3), ([search, *bad], 10), (tools, 10)):
+    cases: list[tuple[list[dict[str, Any]], int]] = [
+        ([search, *tools], 10),
+        ([search, *tools], 3),
+        ([search, *bad], 10),
+        (tools, 10),
+    ]
+    for catalog, limit in cases:
         whole = check_anthropic_catalog(catalog, max_search_tools=limit)
         assert anthropic_search_problems(catalog, limit, memo) == whole
         assert anthropic_search_problems(catalog, limit, memo) == whole  # the verdicts read back

@@ -61,8 +61,9 @@ def _known_part(part: Any, known: dict[int, tuple[Any, bytes]]) -> Any:
 def known_contents() -> Iterator[Callable[[Any, str], None]]:
     """A scope in which `piece_key` knows the content of some objects by a digest: yields
     ``register(obj, digest)``, where `digest` must name everything `obj`'s content is a pure function
-    of (the build cache's catalog entries: their table and key, `toolgen.builder.incremental.CatalogMemo`),
-    and `obj` must not be changed while the scope lasts (the stages after the catalogs only read them).
+    of (the build cache's catalog entries: their table, key and dialect,
+    `toolgen.builder.catalog_pieces.CatalogMemo`), and `obj` must not be changed while the scope lasts
+    (the stages after the catalogs only read them).
     A tool object keyed for its tokens, its conformance and its JSON is then not serialised three
     times. The register holds each object, so no other object takes its ``id()`` meanwhile."""
     register: dict[int, tuple[Any, bytes]] = {}

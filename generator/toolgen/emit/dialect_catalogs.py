@@ -57,7 +57,7 @@ def build_catalogs(
     warnings. `progress(done, total)` is called after each tool, if given. `options`: the project's
     dialect choices (toolgen.yaml ``dialects:``; default: none). `entry(dialect, tool)` computes one
     tool's entry (default: `Dialect.catalog_entry`; the build passes one that remembers them,
-    `toolgen.builder.incremental.CatalogMemo`). `remember`: what a dialect's whole-catalog choice reads of
+    `toolgen.builder.catalog_pieces.CatalogMemo`). `remember`: what a dialect's whole-catalog choice reads of
     each entry (`Dialect.select_facts`), by the entry's content (`toolgen.emit.piece_key`)."""
     options = options or DialectOptions()
     dialects = configured(options)
