@@ -100,6 +100,8 @@ HUGE = 10**400
         ({"type": "integer", "maximum": HUGE}, "maximum", HUGE),
         ({"type": "integer", "minimum": -HUGE}, "minimum", -HUGE),
         ({"type": "integer", "multipleOf": HUGE}, "multipleOf", HUGE),
+        ({"type": "number", "maximum": HUGE}, "maximum", HUGE),
+        ({"type": "number", "exclusiveMinimum": -(2**53) - 1}, "exclusiveMinimum", -(2**53) - 1),
     ],
 )
 def test_a_bound_beyond_any_float_builds_a_package_that_imports(

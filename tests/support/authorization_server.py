@@ -2,7 +2,8 @@
 callers' JWT access tokens and per-caller credentials.
 
 - ``GET /jwks``: the public keys (JWKS, RFC 7517) of its signing keys; `rotate` adds a key with a
-  new ``kid`` and signs with it from then on, `retire` drops one. `jwks_fetches` counts the fetches.
+  new ``kid`` and signs with it from then on (published, if asked, with another ``use`` or
+  ``key_ops``), `retire` drops one. `jwks_fetches` counts the fetches.
 - ``POST /token``: authlib's `AuthorizationServer` token endpoint with an RFC 8693 token-exchange
   grant (`TokenExchangeGrant`): the client authenticates with ``client_secret_basic`` (authlib), the
   ``subject_token`` must be an access token this server signed for `resource` (the MCP server),
@@ -178,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with owner.lock:
             owner.jwks_fetches += 1
-            body = json.dumps({"keys": [k.as_dict(private=False) for k in owner.keys]}).encode("utf-8")
+            body = json.dumps({"keys": [owner.jwk(k) for k in owner.keys]}).encode("utf-8")
         self._answer(200, body, [("Content-Type", "application/json")])
 
     def do_POST(self) -> None:
@@ -221,6 +222,7 @@ class AuthorizationServer(LoopbackServer):
         self.issued: list[str] = []
         self.token_requests: list[bytes] = []
         self.answer_patch: dict[str, Any] = {}
+        self.published: dict[str, dict[str, Any]] = {}
         self.authlib = _Authlib(self)
         self.authlib.register_grant(TokenExchangeGrant)
         self.rotate()
@@ -233,14 +235,22 @@ class AuthorizationServer(LoopbackServer):
     def issuer(self) -> str:
         return self.url + "/"
 
-    def rotate(self) -> str:
-        """Add a new signing key (a new ``kid``) and sign with it; its kid."""
+    def rotate(self, **published: Any) -> str:
+        """Add a new signing key (a new ``kid``) and sign with it; its kid. `published`: members that
+        replace (a value None drops one) those of the key's JWK in the JWKS answer only (``use``,
+        ``key_ops``), so that the server signs with a key it publishes as one that must not verify."""
         kid = "k-" + secrets.token_hex(4)
         key = RSAKey.generate_key(2048, parameters={"kid": kid, "alg": "RS256", "use": "sig"}, private=True)
         with self.lock:
             self.keys.append(key)
             self.signing = key
+            self.published[kid] = dict(published)
         return kid
+
+    def jwk(self, key: RSAKey) -> dict[str, Any]:
+        """The public JWK of `key` as the JWKS answer publishes it (with its `rotate` changes)."""
+        members = {**key.as_dict(private=False), **self.published.get(str(key.kid), {})}
+        return {name: value for name, value in members.items() if value is not None}
 
     def retire(self, kid: str) -> None:
         with self.lock:

@@ -6,7 +6,8 @@ Input: `Output`s (a folder and its files as bytes, or one file). Output: the fil
 A build's output is a mapping from output folder to its files (relative path -> bytes). Each folder
 is owned by toolgen: `write_outputs` stages every folder next to its destination, and only when all
 are staged swaps them in (rename), so a failed build never leaves a half-written tree. Single files
-(e.g. the intent-map JSON Schema) are written through a temporary file and `os.replace`. Files and
+(e.g. the intent-map JSON Schema) are written through a temporary file and `os.replace`. Every file
+and folder is flushed to disk before the rename that commits it (`write_outputs`). Files and
 folders get the modes the user's umask gives (0644 and 0755 under umask 022).
 """
 
@@ -25,6 +26,7 @@ from typing import TypeVar
 
 from ..diagnostics import Diagnostic, SourceLocation, display_path
 from ..dialects import catalog_files
+from ..durable import flush_to_disk
 from ..search.dense_sidecar import SIDECAR_FILE, same_pins
 
 T = TypeVar("T")
@@ -170,9 +172,16 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
 
 def write_outputs(outputs: list[Output]) -> list[Path]:
     """Write every output; returns the paths written. Either all folders are replaced or none.
-    Call `check_destinations` first."""
+    Call `check_destinations` first.
+
+    Durable (`toolgen.durable.flush_to_disk`): once every output is staged, every staged file and
+    folder is flushed to disk (``fsync``, at once) before any rename; after the renames, each
+    destination's parent folder is flushed once. So when this returns, every file it names is
+    on disk under its final name, and whatever records them (the build cache's manifest) may be
+    written; a crash before that leaves the old folder or the new one, never a file of zero length."""
     outputs = [Output(out.path.resolve(), out.files) for out in outputs]
     staged: list[tuple[Output, Path]] = []
+    unflushed: list[Path] = []
     try:
         for out in outputs:
             out.path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,16 +189,22 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
                 fd, tmp_file = _fresh(
                     out.path, lambda p: os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
                 )
+                staged.append((out, tmp_file))
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(out.files[""])
-                staged.append((out, tmp_file))
+                unflushed.append(tmp_file)
                 continue
             _, tmp_dir = _fresh(out.path, lambda p: os.mkdir(p, 0o777))
+            staged.append((out, tmp_dir))
+            folders = {tmp_dir}
             for rel, content in sorted(out.files.items()):
                 target = tmp_dir / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
+                folders.update(p for p in target.parents if p == tmp_dir or tmp_dir in p.parents)
                 target.write_bytes(content)
-            staged.append((out, tmp_dir))
+                unflushed.append(target)
+            unflushed.extend(sorted(folders))
+        flush_to_disk(unflushed)  # every staged file and folder, before anything is committed
     except BaseException:
         for _, tmp in staged:
             _remove(tmp)
@@ -213,6 +228,7 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
         for _, tmp in staged:  # leftovers of a swap that failed half-way
             if tmp.exists():
                 _remove(tmp)
+    flush_to_disk(out.path.parent for out in outputs)  # the renames themselves
     return written
 
 

@@ -31,6 +31,7 @@ line, or the environment variable `TOOLGEN_SPEC_<NAME>` (upper case), in that or
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -41,6 +42,7 @@ from ..compile.load import checked_tree, yaml_too_deep
 from ..compile.sourcemap import locate_ruamel
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import GeminiParameters, RegistryListing, names
+from ..durable import new_file_mode, replace_file
 from ..naming import API_NAME_PATTERN, path_text_problem
 from ..yaml_text import plain_yaml, read_yaml
 
@@ -251,6 +253,7 @@ class ApiTarget:
     anthropic_input_examples: bool = True  # toolgen.yaml `dialects.anthropic.input_examples`
     registry: RegistryListing | None = None  # toolgen.yaml `registry:` of the API (server.json)
     dense: DenseConfig | None = None  # toolgen.yaml `search:` with `semantic: onnx`
+    out_at: SourceLocation | None = None  # where toolgen.yaml sets `out` (`outputs_outside`)
 
 
 @dataclass(frozen=True)
@@ -273,6 +276,7 @@ class Project:
     targets: list[ApiTarget]
     schema_out: Path | None
     lint: LintConfig = field(default_factory=LintConfig)
+    schema_out_at: SourceLocation | None = None  # where toolgen.yaml sets `schema_out`, if it does
 
 
 def spec_override(name: str, cli: dict[str, str]) -> Path | None:
@@ -396,9 +400,56 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                 examples,
                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None,
                 dense,
+                _located(root_node, display, ["apis", str(i), "out"]),
             )
         )
-    return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
+    return Project(
+        base,
+        path,
+        targets,
+        base / model.schema_out if model.schema_out else None,
+        model.lint,
+        _located(root_node, display, ["schema_out"]) if "schema_out" in model.model_fields_set else None,
+    )
+
+
+def _located(root_node: object, display: str, tokens: list[str]) -> SourceLocation:
+    line, col = locate_ruamel(root_node, tokens)
+    return SourceLocation(display, line, col, "/" + "/".join(tokens))
+
+
+def outputs_outside(project: Project) -> list[Diagnostic]:
+    """One located ``project-output-outside`` error for each output path toolgen.yaml sets for the
+    project's targets (``apis[].out``; ``schema_out``) that resolves outside the folder holding
+    toolgen.yaml: ``..`` and the symbolic links of the parts that exist are resolved first, so
+    ``out: ../../etc``, ``out: /etc`` and a link inside the folder to a folder outside it are all
+    outside. A toolgen.yaml changed in a pull request could otherwise make a CI build write (or, with
+    ``--check``, read and print) files wherever the runner can. Empty for a project without a file
+    (nothing of toolgen.yaml to distrust); ``toolgen build --allow-outside-project`` skips the check."""
+    if project.file is None:
+        return []
+    root = project.root.resolve()
+    named: list[tuple[str, Path, SourceLocation | None]] = [
+        (f"apis[{i}].out (API {t.name!r})", t.out, t.out_at) for i, t in enumerate(project.targets)
+    ]
+    if project.schema_out is not None:
+        named.append(("schema_out", project.schema_out, project.schema_out_at))
+    found = []
+    for key, path, at in named:
+        resolved = path.resolve()
+        if resolved != root and root not in resolved.parents:
+            found.append(
+                Diagnostic(
+                    "project-output-outside",
+                    "error",
+                    f"{key}: {display_path(path)} resolves to {resolved}, outside the project folder "
+                    f"{root} that holds {project.file.name}",
+                    at or SourceLocation(display_path(project.file)),
+                    "write a path inside the project folder (relative to toolgen.yaml, without leading "
+                    "`..`), or pass `toolgen build --allow-outside-project` if you mean it",
+                )
+            )
+    return found
 
 
 def _dense_config(
@@ -462,6 +513,7 @@ def add_api(path: Path, name: str, intent_map: str, out: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Replace toolgen.yaml at `path` with `text` (`toolgen.durable.replace_file`: flushed to disk,
+    renamed over it, its folder flushed), keeping the permission bits of the file it replaces."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else new_file_mode()
+    replace_file(path, text.encode("utf-8"), mode)

@@ -30,7 +30,15 @@ from ..builder.build import ApiBuild, build_api, build_project, target_options
 from ..builder.cache import Cache, CacheSession
 from ..builder.incremental import Reused, fresh, inputs_key, remember
 from ..builder.output_files import Output, check_destinations, check_outputs, write_outputs
-from ..builder.project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
+from ..builder.project import (
+    ALL_ARTIFACTS,
+    PROJECT_FILE,
+    Artifact,
+    Project,
+    find_project_file,
+    load_project,
+    outputs_outside,
+)
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
 from .exits import ExitCode, guarded, keep_until_exit, may_end_at_once, print_diagnostics
@@ -145,14 +153,18 @@ def _build_the_project(
     no_cache: bool,
     progress: Any,
     sessions: list[CacheSession],
+    outside: bool = False,
 ) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
     vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
     project (the order its findings are printed in). The cache is written through a session appended
-    to `sessions` (`_open_session`)."""
+    to `sessions` (`_open_session`). An output path of toolgen.yaml outside its folder is a located
+    error before anything is read from or written to it, unless `outside` (``--allow-outside-project``)."""
     project = load_project(project_file or Path(PROJECT_FILE), named)
     if api_name is not None:
         project = _only(project, api_name)
+    if not outside and (escaped := outputs_outside(project)):
+        raise DiagnosticError(escaped)
     if artifacts is not None:
         project.targets = [replace(t, emit=artifacts) for t in project.targets]
     cache = None if no_cache else _open_session(Cache.for_project(project.root), sessions)
@@ -215,6 +227,12 @@ def _build_the_project(
     is_flag=True,
     help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).",
 )
+@click.option(
+    "--allow-outside-project",
+    "outside",
+    is_flag=True,
+    help="Let toolgen.yaml's output paths (out, schema_out) lie outside its folder.",
+)
 @guarded
 def build_command(
     target: str | None,
@@ -226,6 +244,7 @@ def build_command(
     emit: str | None,
     quiet: bool,
     no_cache: bool,
+    outside: bool,
 ) -> None:
     """Build generated/ for every API of the project, one API of it (NAME or --api NAME), or one
     INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build.
@@ -236,7 +255,7 @@ def build_command(
     may_end_at_once()  # the outputs and cache entries are closed and renamed, the worker joined, before it returns
     sessions: list[CacheSession] = []
     try:
-        _build(target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions)
+        _build(target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions, outside)
     finally:
         for (
             session
@@ -255,6 +274,7 @@ def _build(
     quiet: bool,
     no_cache: bool,
     sessions: list[CacheSession],
+    outside: bool = False,
 ) -> None:
     """`build_command`, its cache written through the sessions it appends to `sessions`."""
     progress = _progress_printer(quiet)
@@ -280,7 +300,7 @@ def _build(
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
         outputs, builds, reused, order = _build_the_project(
-            project_file, named, api_name, artifacts if emit else None, no_cache, progress, sessions
+            project_file, named, api_name, artifacts if emit else None, no_cache, progress, sessions, outside
         )
     keep_until_exit(outputs, builds)  # never freed: the process ends when the command returns
     if progress:
@@ -313,8 +333,8 @@ def _build(
     problems = check_destinations(outputs, protected)
     if problems:
         raise DiagnosticError(problems)
-    write_outputs(outputs)
-    _commit(sessions)
+    write_outputs(outputs)  # durable when it returns
+    _commit(sessions)  # after it: a manifest never names files that are not on disk
     if progress:
         for b in builds:
             n = _count(b, "warning")

@@ -28,10 +28,10 @@ from typing import Any, TypeVar
 import click
 
 from ..diagnostics import display_path
+from ..durable import new_file_mode, replace_file
 from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
-from .files import new_file_mode, replace_file
 from .options import endpoint_options, model_options, stacked
 from .terminal import terminal_safe
 
@@ -264,7 +264,7 @@ def _refuse_link(command: str, record: Path) -> None:
 
 
 def _write_recording(command: str, record: Path, data: bytes) -> None:
-    """Replace the recording `record` with `data` atomically (`toolgen.cli.files.replace_file`): an
+    """Replace the recording `record` with `data` atomically (`toolgen.durable.replace_file`): an
     existing one keeps its mode, a new one gets a new file's (0666 less the umask); a symbolic link, also one made while
     the writer drafted, is refused (exit 2, nothing written)."""
     _refuse_link(command, record)

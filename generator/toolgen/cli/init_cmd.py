@@ -23,11 +23,11 @@ import click
 from ..builder.project import PROJECT_FILE, add_api
 from ..compile.load import load_spec
 from ..diagnostics import DiagnosticError, DiagnosticSink, SourceLocation, display_path
+from ..durable import new_file_mode, replace_file
 from ..scaffold.describe import DescribeOptions
 from ..scaffold.init import api_name_from, draft_intent_map, renamed_keyword
 from .describe_cmd import INIT_COMMAND, WriterChoice, check_writer, run_describe, writer_options
 from .exits import guarded
-from .files import new_file_mode, replace_file
 
 
 @click.command("init")

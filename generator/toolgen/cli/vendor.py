@@ -32,8 +32,8 @@ from ..compile.load import load_spec
 from ..compile.slice import SliceError, document_sha256, slice_document
 from ..compile.swagger2 import is_swagger2
 from ..diagnostics import DiagnosticError, DiagnosticSink, SourceLocation, display_path
+from ..durable import new_file_mode, replace_file
 from .exits import ExitCode, guarded
-from .files import new_file_mode, replace_file
 
 
 def slice_bytes(intent_path: Path, source: Path) -> bytes:

@@ -32,6 +32,16 @@ _code(
     fix="Fix the member the message names.",
 )
 _code(
+    "project-output-outside",
+    "error",
+    "project",
+    summary="An output path of toolgen.yaml (an API's `out`, `schema_out`) resolves outside the folder that "
+    "holds toolgen.yaml (`..`, an absolute path, a symbolic link), where a changed toolgen.yaml could make a "
+    "build write anywhere the runner can.",
+    fix="Write a path inside the project folder, or pass `toolgen build --allow-outside-project` when the "
+    "folder outside is meant.",
+)
+_code(
     "spec-override-unknown",
     "error",
     "project",
@@ -211,6 +221,15 @@ _code(
     summary="A schema's `$ref` names something that is not a schema (the whole document with `#`, a path item, "
     "`info`, a response, a string).",
     fix="Point the `$ref` at a schema, e.g. '#/components/schemas/Name'.",
+)
+_code(
+    "ref-not-path-item",
+    "error",
+    "spec",
+    summary="A path item's `$ref` names no Path Item Object: a string, list or number, the whole document, or "
+    "a chain of path item `$ref`s that loops; read as a path item, the path's operations would vanish.",
+    fix="Point the `$ref` at a Path Item Object, e.g. '#/components/pathItems/Name', or write the path's "
+    "operations under it.",
 )
 _code(
     "ref-cycle",

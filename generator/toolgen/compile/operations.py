@@ -2,7 +2,8 @@
 
 Input: a loaded `SpecDocument`. Output: `Operation` records in document order (paths, then methods
 in the order OpenAPI lists them). `webhooks` (OpenAPI 3.1) are not callable operations and are
-not listed. Path items that are `$ref`s are followed.
+not listed. Path items that are `$ref`s are followed, along a chain; one whose `$ref` cannot be
+followed (missing, not an object, external, looping) is a located error, never an empty path item.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..pointer import (
     PointerError,
     PointerSyntaxError,
     join_pointer,
+    parse_pointer,
     ref_to_pointer,
     resolve_pointer,
 )
@@ -62,29 +64,15 @@ class Operation:
 
 
 def list_operations(doc: SpecDocument) -> list[Operation]:
-    """Every operation under `paths`, in document order. Raises `DiagnosticError` (``ref-invalid``,
-    located at the ``$ref``) for a path item whose local ``$ref`` is not an RFC 6901 JSON pointer."""
+    """Every operation under `paths`, in document order. A path item that is a ``$ref`` is read at
+    its target (`resolve_path_item`); one whose ``$ref`` cannot be followed raises `DiagnosticError`
+    located at that ``$ref``, never lists no operations."""
     out: list[Operation] = []
     paths = doc.data.get("paths") or {}
     if not isinstance(paths, dict):
         return out
-    for path, item in paths.items():
-        item_pointer = join_pointer("/paths", path)
-        if isinstance(item, dict) and isinstance(item.get("$ref"), str):
-            target = ref_to_pointer(item["$ref"])
-            if target is not None:
-                try:
-                    item = resolve_pointer(doc.data, target)
-                    item_pointer = target
-                except PointerSyntaxError as exc:  # RFC 6901: never read as literal text
-                    raise DiagnosticError.one(
-                        "ref-invalid",
-                        f"$ref {item['$ref']!r} is not a JSON pointer fragment: {exc}",
-                        doc.locate(join_pointer(item_pointer, "$ref")),
-                        POINTER_HINT,
-                    ) from None
-                except PointerError:
-                    item = {}
+    for path, written in paths.items():
+        item, item_pointer = resolve_path_item(doc, written, join_pointer("/paths", path))
         if not isinstance(item, dict):
             continue
         for method in METHODS:
@@ -104,6 +92,95 @@ def list_operations(doc: SpecDocument) -> list[Operation]:
                 )
             )
     return out
+
+
+def resolve_path_item(doc: SpecDocument, item: Any, pointer: str) -> tuple[Any, str]:
+    """The Path Item Object a path item at `pointer` stands for, and its pointer: `item` itself, or
+    the target of its ``$ref`` (OpenAPI 3.x Path Item Object: "the referenced structure MUST be in
+    the form of a Path Item Object"), followed along a chain of such references.
+
+    Raises `DiagnosticError` located at the ``$ref`` that cannot be followed: ``ref-invalid`` (not a
+    string, or not a local RFC 6901 JSON pointer fragment), ``ref-external`` (another document or a
+    URL: bundle it first), ``ref-missing`` (nothing at the pointer) and ``ref-not-path-item`` (the
+    target is not an object, or the chain comes back to itself). Before this, such a path item was
+    read as an empty one and its operations vanished without a word."""
+    seen = [pointer]
+    while isinstance(item, dict) and "$ref" in item:
+        at = join_pointer(pointer, "$ref")
+        target = _path_item_target(doc, item["$ref"], at)
+        if target in seen:
+            chain = " -> ".join("#" + doc.source_pointer(p) for p in [*seen, target])
+            raise _not_a_path_item(doc, at, f"its $ref chain loops back to itself: {chain}")
+        try:
+            item = resolve_pointer(doc.data, target)
+        except PointerError as exc:
+            found = (
+                f"; the longest existing prefix is #{doc.source_pointer(exc.pointer)}" if exc.pointer else ""
+            )
+            raise DiagnosticError.one(
+                "ref-missing",
+                f"path item $ref target #{doc.source_pointer(target)} does not exist{found}: the "
+                f"operations of this path would be lost",
+                doc.locate_now(at),
+                "point the $ref at a Path Item Object (e.g. '#/components/pathItems/Name', OpenAPI "
+                "3.1) or write the path's operations here",
+            ) from None
+        if not isinstance(item, dict):
+            raise _not_a_path_item(
+                doc, at, f"its $ref target #{doc.source_pointer(target)} is a {_kind(item)}, not an object"
+            )
+        seen.append(target)
+        pointer = target
+    return item, pointer
+
+
+def _path_item_target(doc: SpecDocument, ref: Any, at: str) -> str:
+    """The decoded JSON pointer of a path item's ``$ref`` value `ref` written at `at` (errors: see
+    `resolve_path_item`)."""
+    if not isinstance(ref, str):
+        raise DiagnosticError.one(
+            "ref-invalid",
+            f"a path item's $ref must be a string, not {_kind(ref)}",
+            doc.locate_now(at),
+            "write the reference as '#/components/pathItems/Name'",
+        )
+    target = ref_to_pointer(ref)
+    if target is None:
+        raise DiagnosticError.one(
+            "ref-external",
+            f"external path item $ref {ref!r}: only references inside the same document are supported",
+            doc.locate_now(at),
+            "bundle the spec into one file first (e.g. `redocly bundle`), or set "
+            "`allow_external_refs: true` in the intent map to bundle sibling files",
+        )
+    if target == "":
+        raise _not_a_path_item(doc, at, f"$ref {ref!r} names the whole document")
+    try:
+        parse_pointer(target)
+    except PointerSyntaxError as exc:  # RFC 6901: never read as literal text
+        raise DiagnosticError.one(
+            "ref-invalid",
+            f"$ref {ref!r} is not a JSON pointer fragment: {exc}",
+            doc.locate_now(at),
+            POINTER_HINT,
+        ) from None
+    return target
+
+
+def _not_a_path_item(doc: SpecDocument, at: str, why: str) -> DiagnosticError:
+    return DiagnosticError.one(
+        "ref-not-path-item",
+        f"a path item's $ref names no Path Item Object: {why}",
+        doc.locate_now(at),
+        "point the $ref at a Path Item Object (an object of operations, e.g. "
+        "'#/components/pathItems/Name', OpenAPI 3.1) or write the path's operations here",
+    )
+
+
+def _kind(value: Any) -> str:
+    return (
+        "null" if value is None else {list: "list", str: "string", bool: "boolean"}.get(type(value), "number")
+    )
 
 
 class OperationIndex:

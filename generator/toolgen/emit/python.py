@@ -22,6 +22,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..compile.ir import ApiIR
+from .exact_numbers import exact_bounds, mark_inexact_numbers
 from .pyliteral import pascal_case, template_env
 
 _ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
@@ -91,11 +92,11 @@ def package_files(ir: ApiIR, sources: dict[str, str] | None = None) -> dict[str,
 def models_pieces(plan: ModelsPlan) -> list[str]:
     """`models.py` before black, cut into the pieces black formats one at a time (`class_pieces`):
     datamodel-code-generator's module followed by the aliases."""
-    source = (
-        exact_patterns(_generate(plan.document), plan.document)
-        if plan.document
-        else '"""Argument models: this API has no tools."""\n'
-    )
+    if plan.document:
+        document = mark_inexact_numbers(plan.document)  # bounds past 2**53 on a number: exact
+        source = exact_bounds(exact_patterns(_generate(document), document), document)
+    else:
+        source = '"""Argument models: this API has no tools."""\n'
     if plan.aliases:
         tail = template_env().get_template("models_aliases.py.j2").render(aliases=plan.aliases)
         source = source.rstrip("\n") + "\n\n\n" + tail

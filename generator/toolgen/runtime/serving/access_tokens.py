@@ -31,7 +31,9 @@ hold (RFC 7519, RFC 9068 §4, RFC 8725):
   token replayed as an access token is refused; `typ: any` skips this for authorization servers
   that do not set it, and refuses instead a token carrying an ID token's ``nonce``, ``at_hash`` or
   ``c_hash``), and the JWK it names (``kid``; without one, the set's only key) allows that
-  algorithm and has the matching key type;
+  algorithm and has the matching key type; a JWK whose ``use`` is not ``sig`` or whose ``key_ops``
+  lacks ``verify`` (RFC 7517 §4.2, §4.3) is left out when the set is read (`verifies_signatures`),
+  as if absent: its ``kid`` is unknown, never answered by another key;
 - its signature verifies with that key; ``iss`` equals `issuer`; ``aud`` holds `resource` (a token
   for another audience is refused, RFC 8707 / MCP authorization); ``exp`` is in the future and
   ``nbf``/``iat`` not in it, each within `leeway_s`; ``sub`` is present.
@@ -86,6 +88,7 @@ __all__ = [
     "JwtVerifier",
     "TokenRefusal",
     "load_authorization_server",
+    "verifies_signatures",
 ]
 
 #: The JWS algorithms a token may be signed with: asymmetric only (RFC 7518 §3.3-3.5, RFC 8037).
@@ -293,8 +296,8 @@ class JwksCache:
             return
         keys: dict[str | None, Any] = {}
         for entry in entries:
-            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
-                continue
+            if not isinstance(entry, dict) or not verifies_signatures(entry):
+                continue  # refused: as if absent, so its kid is unknown (never another key's)
             try:
                 keys[entry.get("kid") if isinstance(entry.get("kid"), str) else None] = jwt.PyJWK(entry)
             except (jwt.PyJWTError, ValueError, TypeError, KeyError):
@@ -322,6 +325,24 @@ class JwksCache:
         finally:
             if self._client is None:
                 await client.aclose()
+
+
+def verifies_signatures(jwk: Mapping[str, Any]) -> bool:
+    """Whether a JWK (a member of a JWKS's ``keys``) may verify a signature: its ``use``, when
+    present, is the string ``"sig"`` (RFC 7517 §4.2: ``"enc"`` marks an encryption key), and its
+    ``key_ops``, when present, is a list of strings holding ``"verify"`` (RFC 7517 §4.3). Any other
+    value of either member (``"enc"``, a number, null, a list for ``use``; a string or a list holding
+    a non-string for ``key_ops``) refuses the key: fail closed."""
+    if "use" in jwk and jwk["use"] != "sig":
+        return False
+    if "key_ops" not in jwk:
+        return True
+    operations = jwk["key_ops"]
+    return (
+        isinstance(operations, list)
+        and all(isinstance(operation, str) for operation in operations)
+        and "verify" in operations
+    )
 
 
 def _retrieve(fetch: asyncio.Task[None]) -> None:
