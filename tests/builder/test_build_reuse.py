@@ -172,9 +172,9 @@ def _entries(root: Path, kinds: tuple[str, ...]) -> dict[Path, bytes]:
 
 def test_a_rebuild_after_one_edit_adds_deltas_and_keeps_the_tables(tmp_path: Path) -> None:
     """A build after one edit writes the pieces it computed as small delta entries beside the tables
-    of the build before, which it leaves as they were (`toolgen.builder.incremental._Table`); the next build
-    reads both and computes nothing, and every build's files equal a build's without the cache. (The
-    lowering's table is not among them: after the first build the intents' tools are taken whole,
+    of the build before, which it leaves as they were (`toolgen.builder.incremental.PieceTable`); the
+    next build reads both and computes nothing, and every build's files equal a build's without the
+    cache. (The lowering's table is not among them: after the first build the intents' tools are taken whole,
     `toolgen.compile.lower.remembered_tools`, so the next build uses few of its pieces and writes it
     again with those alone.)"""
     state = _fresh_state()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.builder.test_cache import _fresh_state, _write_inputs
 from tests.support.build import REPO
 
@@ -93,3 +94,37 @@ def test_ending_at_once_is_the_plain_exit_less_the_teardown(tmp_path: Path) -> N
     assert [code for code, _, _ in runs["plain"]] == [0, 1, 2]
     assert runs["at once"] == runs["plain"]
     assert trees["at once"] == trees["plain"]
+
+
+#: the build as a program, then whether it kept its builds (`toolgen.cli.exits.keep_until_exit`)
+_KEEPING = """
+import os, sys
+from toolgen.cli import exits, run
+sys.argv = ["toolgen", *sys.argv[1:]]
+real_exit = os._exit
+def report(code):
+    kept = [type(b).__name__ for objects in exits._KEPT for group in objects for b in group]
+    print("kept", ",".join(kept), file=sys.stderr)
+    sys.stderr.flush()
+    real_exit(code)
+os._exit = report
+run()
+"""
+
+
+def test_a_build_as_a_program_keeps_its_builds_to_the_end_and_in_process_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a program, the build's outputs and builds are kept until the process ends (never freed: it
+    ends at once); called in-process (click's runner), nothing is kept, so nothing outlives the call."""
+    from tests.support.build import run
+
+    from toolgen.cli import exits
+
+    intent = _write_inputs(tmp_path, _fresh_state())
+    built = _run(["build", intent.name, "--out", "out"], tmp_path, _KEEPING)
+    assert built.returncode == 0, built.stderr
+    assert "kept Output,ApiBuild" in built.stderr
+    monkeypatch.chdir(tmp_path)
+    assert run("build", intent.name, "--out", "again").exit_code == 0
+    assert exits._KEPT == []

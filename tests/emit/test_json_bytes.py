@@ -144,3 +144,37 @@ def test_a_raw_table_keeps_bytes_as_they_are(tmp_path: Path) -> None:
     assert again("a", lambda: b"recomputed") == b'{\n  "a": 1\n}' and again.computed == 0
     pickled = Pieces(cache, "json", "api t")  # a table of pickled values is another table
     assert pickled("a", lambda: b"computed") == b"computed"
+
+
+def test_a_value_derived_from_a_known_object_is_kept_in_its_record_and_only_for_it() -> None:
+    """`derived`: outside a scope, or for an object without a record (an equal one included), the
+    value is computed each time (or found the other way given); with a record (`keep_derived`), it is
+    computed once, kept under its name, and read back; a mutable value is refused (it would be shared
+    by every use)."""
+    from toolgen.emit import derived, keep_derived, known_contents
+
+    calls: list[str] = []
+
+    def compute(value: Any) -> Any:
+        calls.append("x")
+        return value
+
+    tool = {"name": "a"}
+    twin = {"name": "a"}
+    assert derived(tool, "size", lambda: compute(1)) == 1 and len(calls) == 1
+    record: dict[str, Any] = {}
+    with known_contents() as register:
+        register(tool, "d1")
+        keep_derived(tool, record)
+        assert derived(tool, "size", lambda: compute(2)) == 2
+        assert derived(tool, "size", lambda: compute(3)) == 2  # read back
+        assert derived(tool, "json", lambda: compute(b"{}")) == b"{}"  # another name, another value
+        assert derived(twin, "size", lambda: compute(4)) == 4  # an equal object has no record
+        with pytest.raises(TypeError, match="immutable"):
+            derived(tool, "rows", lambda: compute([1]))
+    assert record == {"size": 2, "json": b"{}"}
+    assert derived(tool, "size", lambda: compute(5)) == 5  # the scope is over
+    assert derived(tool, "size", lambda: compute(8), lambda: 9) == 9  # no record: the other way
+    with known_contents():  # a record in an outer scope is not this scope's
+        assert derived(tool, "size", lambda: compute(6)) == 6
+    assert len(calls) == 7

@@ -45,11 +45,12 @@ from ..search.dense_sidecar import SIDECAR_FILE
 from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha256
 from ..search.vector_index import Embedder
 from .cache import Cache, CacheSession
+from .catalog_pieces import catalog_memo
 from .dense_cache import CachedEmbedder, dense_embedder
 from .incremental import (
     BuildPieces,
+    anthropic_search_problems,
     build_pieces,
-    catalog_memo,
     conformance_problems,
     last_tools,
     package_job,
@@ -388,8 +389,6 @@ def _build_rest(  # noqa: PLR0913
     pieces = pieces or build_pieces(cache, api)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
         catalogs = build_catalogs(ir, advance, options, entry=memo, remember=pieces.select)
-    if memo is not None:
-        memo.save()
     _check_conformance(ir, catalogs, emitted_dialects(emit), pieces.conformance)
     sizes = measure(catalogs, pieces.tokens) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat
@@ -455,6 +454,8 @@ def _build_rest(  # noqa: PLR0913
         embedder=embedder,
     )
     pieces.save()
+    if memo is not None:  # with the values the stages derived from its entries
+        memo.save()
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
@@ -600,6 +601,7 @@ def _check_conformance(
             catalogs.deferred,
             include_dialect_files="anthropic" in dialects,
             check_chat=partial(conformance_problems, "openai", remember=remember),
+            check_anthropic=partial(anthropic_search_problems, remember=remember),
         )
     )
     if problems:

@@ -18,9 +18,11 @@ reuses, each giving exactly the bytes a build without the cache gives:
   black formats (a class of `models.py`) is remembered under its source text, so an edited tool's
   schema re-formats only the classes that changed. An edited description changes no plan: the
   package comes from the cache whole.
-- **catalog entries** (`CatalogMemo`): each tool's object, warnings and argument rewrites in each
-  dialect, by the tool's content (its pickle: every field, in order) and the dialect's name and
-  options; one edited tool is transformed again, the others are read back.
+- **catalog entries** (`toolgen.builder.catalog_pieces.CatalogMemo`): each tool's object, warnings and
+  argument rewrites in each dialect, by the final tool's content (its pickle: every field, in order) and
+  the dialect's name and options, kept with what the later stages derive from the entry (its sizes,
+  conformance verdict, strict-choice facts and indented JSON); one edited tool is transformed again,
+  the others are read back with those values.
 - **the last build's tools** (`LastTools`): every intent's IR tools as the last build made them,
   by its operation's lowering key, in one entry read with one unpickling
   (`toolgen.compile.lower.remembered_tools`); an edited intent's tools are made again, the others are
@@ -29,7 +31,6 @@ reuses, each giving exactly the bytes a build without the cache gives:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
@@ -45,8 +46,8 @@ from ..compile.ir import Tool
 from ..compile.lower.remembered_tools import IntentTools
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import Dialect, DialectOptions, Violation, check_catalog, dialect
-from ..emit import content_pickle, piece_key
-from ..emit.dialect_catalogs import Entry
+from ..dialects.anthropic import check_anthropic_across, check_anthropic_catalog
+from ..emit import derived, piece_key
 from ..emit.python import PackagePlan, format_piece, join_package, package_pieces
 from ..remember import Remember, computed
 from ..review.lint import LintSettings
@@ -259,11 +260,12 @@ def pickled_table(cache: Cache, kind: str, key: str, value_ok: Callable[[Any], b
     return table if ok else {}
 
 
-class _Table:
+class PieceTable:
     """A table of pieces (piece key -> pickled value) kept in the cache as two entries of `kind`: a
     base under `key` and a delta under ``digest(key, "delta")``, read once and merged (a value is a
     pure function of its key, so any base with any delta, even from another build, gives right
-    values). `save` writes back what a build used: only the delta (the pieces the base lacks) while
+    values). `save` writes back what a build used: only the delta (the pieces the base lacks, or holds
+    another value of: `toolgen.builder.catalog_pieces` adds derived values to an entry's record) while
     that is small, so a build after one edit does not rewrite a table of megabytes; the whole table
     (and an empty delta) when the delta would pass a quarter of the base's bytes, or the base holds
     more than a quarter of pieces the build did not use."""
@@ -283,13 +285,13 @@ class _Table:
 
     def save(self, used: dict[str, bytes]) -> None:
         """Keep `used` (every piece a build used, new or found) for the next build (class docstring)."""
-        new = {k: v for k, v in used.items() if k not in self._base}
+        new = {k: v for k, v in used.items() if self._base.get(k) is not v}  # not the base's own value
         stale = len(self._base) - (len(used) - len(new))
-        if not stale and new.keys() == self._delta.keys():
+        if not stale and new == self._delta:
             return  # nothing new, nothing dropped
         base_bytes = sum(map(len, self._base.values()))
         if self._base and stale * 4 <= len(self._base) and sum(map(len, new.values())) * 4 <= base_bytes:
-            if new.keys() != self._delta.keys():
+            if new != self._delta:
                 self._cache.put(self._kind, self._delta_key, pickle.dumps(new, protocol=5))
             return
         self._cache.put(self._kind, self._key, pickle.dumps(used, protocol=5))
@@ -297,66 +299,10 @@ class _Table:
             self._cache.put(self._kind, self._delta_key, pickle.dumps({}, protocol=5))
 
 
-class CatalogMemo:
-    """`toolgen.emit.dialect_catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
-
-    One table per environment, dialect options and API (`api`: a build keeps only the entries it
-    used, so two APIs of a project sharing one table would drop each other's): the digest of ``(dialect name, the SHA-256 of the
-    tool's content: `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
-    starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
-    deferred views) never reaches the table. `register`: told each tool object it returns with the
-    digests of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
-    object (its tokens, conformance and JSON) need not serialise it, and each IR `Tool` with the
-    SHA-256 of its content (the key of its policy row's JSON, `toolgen.emit.policy.table_json`)."""
-
-    def __init__(
-        self,
-        cache: Cache,
-        options: DialectOptions,
-        register: Callable[[Any, str], None] | None = None,
-        api: str = "",
-    ) -> None:
-        self._table_key = digest("catalog", environment_key(), canonical(asdict(options)), f"api {api}")
-        self._table = _Table(cache, "catalog", self._table_key)
-        self._register = register
-        self._used: dict[str, bytes] = {}
-        self._computed = 0
-        self._last: tuple[Tool | None, str] = (None, "")
-
-    @property
-    def computed(self) -> int:
-        """How many entries this build computed (the others were read back)."""
-        return self._computed
-
-    def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        if (
-            tool is not self._last[0]
-        ):  # each tool is asked for in every dialect in turn: pickled and hashed once
-            self._last = (tool, hashlib.sha256(content_pickle(tool)).hexdigest())
-            if (
-                self._register is not None
-            ):  # and known by its content to the later stages' keys (its policy row)
-                self._register(tool, f"tool {self._last[1]}")
-        key = digest(dialect.name, self._last[1])
-        stored = self._used.get(key) or self._table.get(key)
-        if stored is None:
-            stored = pickle.dumps(dialect.catalog_entry(tool), protocol=5)
-            self._computed += 1
-        self._used[key] = stored
-        entry: Entry = pickle.loads(stored)
-        if self._register is not None:  # the object is a pure function of the table and the key (two digests
-            self._register(entry[0], f"{self._table_key} {key}")  # of fixed length: the pair names both)
-        return entry
-
-    def save(self) -> None:
-        """Keep the entries this build used for the next (`_Table.save`)."""
-        self._table.save(self._used)
-
-
 class Pieces:
     """A `toolgen.remember.Remember` backed by the cache: one table per kind of piece (a dict of piece
-    key -> pickled value, a `_Table` under the kind, the environment and `salt`), read once when
-    the build starts; `save` keeps the pieces this build used (`_Table.save`). Values are kept
+    key -> pickled value, a `PieceTable` under the kind, the environment and `salt`), read once when
+    the build starts; `save` keeps the pieces this build used (`PieceTable.save`). Values are kept
     pickled and unpickled on each use, so what a later stage does to a value never reaches the table.
 
     With `raw`, every value is bytes (immutable: nothing a later stage does reaches the table) and is
@@ -370,7 +316,9 @@ class Pieces:
     def __init__(self, cache: Cache, kind: str, salt: str = "", *, raw: bool = False) -> None:
         self.kind = kind
         self._raw = raw
-        self._table = _Table(cache, kind, digest(kind, environment_key(), salt, "raw" if raw else "pickled"))
+        self._table = PieceTable(
+            cache, kind, digest(kind, environment_key(), salt, "raw" if raw else "pickled")
+        )
         self._used: dict[str, bytes] = {}
         self.computed = 0
 
@@ -388,7 +336,7 @@ class Pieces:
         return found
 
     def save(self) -> None:
-        """Keep the pieces this build used for the next (`_Table.save`)."""
+        """Keep the pieces this build used for the next (`PieceTable.save`)."""
         self._table.save(self._used)
 
 
@@ -402,23 +350,61 @@ def conformance_problems(
     otherwise (a toolgen bug) the whole catalog is checked again for the violations. Other dialects
     are checked whole. Raises ValueError for an unknown dialect."""
     found = dialect(name)
+    whole = partial(check_catalog, name, max_tools=None)
     if remember is computed or not found.checks_per_tool:
-        return check_catalog(name, tools, max_tools=None)
+        return whole(tools)
+    return _per_tool(found, tools, remember, whole, found.check_across)
+
+
+def anthropic_search_problems(
+    tools: list[dict[str, Any]], max_search_tools: int, remember: Remember = computed
+) -> list[Violation]:
+    """``check_anthropic_catalog(tools, max_search_tools=max_search_tools)`` (``anthropic.json`` with its
+    tool-search tool, or one of its parts: `toolgen.dialects.check_deferred`), each tool's own verdict
+    remembered as `conformance_problems` remembers it, the rules that span tools checked against
+    `max_search_tools`."""
+    whole = partial(check_anthropic_catalog, max_search_tools=max_search_tools)
+    if remember is computed:
+        return whole(tools)
+    across = partial(check_anthropic_across, max_search_tools=max_search_tools)
+    return _per_tool(dialect("anthropic"), tools, remember, whole, across)
+
+
+def _per_tool(
+    found: Dialect,
+    tools: list[dict[str, Any]],
+    remember: Remember,
+    whole: Callable[[list[dict[str, Any]]], list[Violation]],
+    across: Callable[[list[dict[str, Any]]], list[Violation]] | None,
+) -> list[Violation]:
+    """``[]`` when the names of `tools` are unique, each tool keeps its own rules (its verdict kept with
+    it, `toolgen.emit.derived`, or remembered by its content) and `across` finds nothing; else
+    ``whole(tools)``, which checks the catalog whole and says what is wrong."""
     read_name = found.tool_name
     try:
         names = [read_name(tool) for tool in tools]
     except Exception:  # noqa: BLE001 - a malformed entry: the whole check says what is wrong
-        return check_catalog(name, tools, max_tools=None)
+        return whole(tools)
     if (
         len(set(names)) == len(names)
         and all(
-            remember(piece_key("conformance 2", name, tool), partial(_conforms, found, tool))
+            derived(
+                tool,
+                f"conformance 2 {found.name}",
+                partial(_conforms, found, tool),
+                partial(_remember_verdict, remember, found, tool),
+            )
             for tool in tools
         )
-        and (found.check_across is None or not found.check_across(tools))
+        and (across is None or not across(tools))
     ):
         return []
-    return check_catalog(name, tools, max_tools=None)
+    return whole(tools)
+
+
+def _remember_verdict(remember: Remember, found: Dialect, tool: dict[str, Any]) -> bool:
+    """`_conforms` through `remember`, keyed by the dialect's name and the tool object's content."""
+    return remember(piece_key("conformance 2", found.name, tool), partial(_conforms, found, tool))
 
 
 def _conforms(found: Dialect, tool: dict[str, Any]) -> bool:
@@ -442,7 +428,9 @@ class BuildPieces:
     `toolgen.compile.lower.reuse.OperationKeys.reads`), `select` (what a dialect's whole-catalog
     choice reads of each catalog entry, `toolgen.dialects.Dialect.select_facts`: Anthropic's strict
     subset and budgets), `policy` (each policy row's JSON, by its tool and the tool's argument
-    rewrites, `toolgen.emit.policy.table_json`)."""
+    rewrites, `toolgen.emit.policy.table_json`). The sizes, verdicts, facts and JSON of a catalog entry the
+    build cache made or read back are kept with the entry instead (`toolgen.builder.catalog_pieces`):
+    these tables hold those of the objects a whole-catalog stage made (strict tools, deferred views)."""
 
     tokens: Remember
     json: Remember
@@ -525,13 +513,3 @@ class LastTools:
 def last_tools(cache: Cache | None, api: str) -> LastTools | None:
     """The `LastTools` of the API named `api` when there is a cache."""
     return LastTools(cache, api) if cache is not None else None
-
-
-def catalog_memo(
-    cache: Cache | None,
-    options: DialectOptions,
-    register: Callable[[Any, str], None] | None = None,
-    api: str = "",
-) -> CatalogMemo | None:
-    """A `CatalogMemo` of the API named `api` when there is a cache."""
-    return CatalogMemo(cache, options, register, api) if cache is not None else None

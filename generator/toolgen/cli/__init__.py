@@ -19,7 +19,7 @@ from importlib import import_module
 import click
 
 from .. import __version__
-from .exits import ends_at_once
+from .exits import as_program, ends_at_once
 
 #: command name -> (module of this package, attribute): each module is imported when its command is
 #: first looked up, so `toolgen build` does not import the runtime, the server or the eval harness
@@ -84,6 +84,7 @@ def run() -> None:
     the process ends with. After a command that says it leaves nothing to clean up
     (`toolgen.cli.exits.may_end_at_once`: `toolgen build`), the process ends once stdout and stderr
     are flushed (`os._exit`), without the interpreter's teardown; otherwise it exits as usual."""
+    as_program()
     try:
         main()
     except SystemExit as exc:

@@ -41,7 +41,7 @@ from ..builder.project import (
 )
 from ..diagnostics import DiagnosticError, SourceLocation, display_path
 from ..review.lint import LintSettings
-from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
+from .exits import ExitCode, guarded, keep_until_exit, may_end_at_once, print_diagnostics
 
 
 def _stderr_console() -> Any:
@@ -302,6 +302,7 @@ def _build(
         outputs, builds, reused, order = _build_the_project(
             project_file, named, api_name, artifacts if emit else None, no_cache, progress, sessions, outside
         )
+    keep_until_exit(outputs, builds)  # never freed: the process ends when the command returns
     if progress:
         for r in reused:
             progress(

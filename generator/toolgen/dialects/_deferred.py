@@ -270,6 +270,7 @@ def check_deferred(
     include_dialect_files: bool = True,
     request_limits: bool = False,
     check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None,
+    check_anthropic: Callable[[list[dict[str, JSON]], int], list[Violation]] | None = None,
 ) -> list[Violation]:
     """The added files and the up-front views against their providers' rules: the Responses catalog
     (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool or each of its parts,
@@ -279,7 +280,10 @@ def check_deferred(
     strict mode included). `request_limits`: also the tools one request carries (A.1 / C.1: 128) on
     the Chat Completions and Gemini up-front views and on each Responses catalog; the build leaves
     them to `toolgen lint` (``catalog-request-limits``, a warning: too many eager tools is the
-    intent map's choice, not a toolgen bug). `check_chat`: as `check_responses_catalog` takes it."""
+    intent map's choice, not a toolgen bug). `check_chat`: as `check_responses_catalog` takes it.
+    `check_anthropic(catalog, limit)`: what checks an Anthropic catalog with its tool-search tool
+    (default: `check_anthropic_catalog` with ``max_search_tools=limit``; the build passes one that
+    remembers each tool's verdict, `toolgen.builder.incremental.anthropic_search_problems`)."""
     problems: list[Violation] = []
     for responses in views.catalogs_of("openai.responses").values():
         problems += check_responses_catalog(
@@ -288,7 +292,11 @@ def check_deferred(
     plan = views.parts.get("anthropic")
     limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
     for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():
-        problems += check_anthropic_catalog(anthropic, max_search_tools=limit)
+        problems += (
+            check_anthropic(anthropic, limit)
+            if check_anthropic is not None
+            else check_anthropic_catalog(anthropic, max_search_tools=limit)
+        )
     if "gemini.interactions.json" in views.files:
         problems += check_interactions_catalog(views.files["gemini.interactions.json"])
     if views.deferred:

@@ -243,13 +243,15 @@ def check_anthropic_tool(tool: dict[str, JSON]) -> list[Violation]:
     return report.items
 
 
-def check_anthropic_across(tools: list[dict[str, JSON]]) -> list[Violation]:
+def check_anthropic_across(
+    tools: list[dict[str, JSON]], *, max_search_tools: int = ANTHROPIC_MAX_SEARCH_TOOLS
+) -> list[Violation]:
     """The rules of `check_anthropic_catalog` that span tools, besides unique names: one tool-search
-    tool with deferred tools, not every tool deferred, at most 10,000 entries with tool search (F.2),
-    and the strict tools within one request's budgets (B.2/F.2)."""
+    tool with deferred tools, not every tool deferred, at most `max_search_tools` entries with tool
+    search (F.2: 10,000), and the strict tools within one request's budgets (B.2/F.2)."""
     report = Report("anthropic")
     if isinstance(tools, list):
-        _check_across(report, tools, ANTHROPIC_MAX_SEARCH_TOOLS)
+        _check_across(report, tools, max_search_tools)
     return report.items
 
 

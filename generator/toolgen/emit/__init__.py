@@ -19,9 +19,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, TypeVar
 
 from ..remember import Remember, computed
+
+_V = TypeVar("_V")
 
 
 def piece_key(*parts: Any) -> str:
@@ -45,6 +47,9 @@ def piece_key(*parts: Any) -> str:
 
 #: the registers of the `known_contents` scopes in progress (the innermost last)
 _KNOWN: list[dict[int, tuple[Any, bytes]]] = []
+#: beside each register: ``id(obj) -> (obj, record)``, where the values `derived` from a known object
+#: are kept (`keep_derived`)
+_RECORDS: list[dict[int, tuple[Any, dict[str, Any]]]] = []
 
 
 def _known_part(part: Any, known: dict[int, tuple[Any, bytes]]) -> Any:
@@ -56,12 +61,15 @@ def _known_part(part: Any, known: dict[int, tuple[Any, bytes]]) -> Any:
 def known_contents() -> Iterator[Callable[[Any, str], None]]:
     """A scope in which `piece_key` knows the content of some objects by a digest: yields
     ``register(obj, digest)``, where `digest` must name everything `obj`'s content is a pure function
-    of (the build cache's catalog entries: their table and key, `toolgen.builder.incremental.CatalogMemo`),
-    and `obj` must not be changed while the scope lasts (the stages after the catalogs only read them).
+    of (the build cache's catalog entries: their table, key and dialect,
+    `toolgen.builder.catalog_pieces.CatalogMemo`), and `obj` must not be changed while the scope lasts
+    (the stages after the catalogs only read them).
     A tool object keyed for its tokens, its conformance and its JSON is then not serialised three
     times. The register holds each object, so no other object takes its ``id()`` meanwhile."""
     register: dict[int, tuple[Any, bytes]] = {}
+    records: dict[int, tuple[Any, dict[str, Any]]] = {}
     _KNOWN.append(register)
+    _RECORDS.append(records)
 
     def add(obj: Any, digest: str) -> None:
         register[id(obj)] = (obj, b"known content " + digest.encode("ascii"))
@@ -70,6 +78,47 @@ def known_contents() -> Iterator[Callable[[Any, str], None]]:
         yield add
     finally:
         _KNOWN.remove(register)
+        _RECORDS.remove(records)
+
+
+def keep_derived(obj: Any, record: dict[str, Any]) -> None:
+    """In the innermost `known_contents` scope in progress (none: nothing is kept), keep the values
+    `derived` from `obj` in `record`: read from it when there, added to it when computed. `obj` must be
+    registered in that scope, and `record` hold only values derived from an object of the same
+    digest: the caller keeps it with the object (the build cache's catalog entries,
+    `toolgen.builder.catalog_pieces`), so a later build finds them without a key or a table."""
+    if _RECORDS:
+        _RECORDS[-1][id(obj)] = (obj, record)
+
+
+def derived(obj: Any, what: str, compute: Callable[[], _V], otherwise: Callable[[], _V] | None = None) -> _V:
+    """``compute()``, a pure function of `obj`'s content that `what` names (the function, its version and
+    its other arguments: ``"o200k-object"``, ``"json '    ' 1"``), taken from `obj`'s record when the
+    innermost `known_contents` scope keeps one for this very object (`keep_derived`) and kept in it
+    otherwise. Without a record, ``otherwise()`` (the same value, found another way: through a
+    `toolgen.remember.Remember` keyed by the object's content), or ``compute()``. The value must be
+    immutable (None, a bool, number, string, bytes, or a tuple of these): it is shared by every use and
+    stored as it is; another raises TypeError."""
+    found = _RECORDS[-1].get(id(obj)) if _RECORDS else None
+    if found is None or found[0] is not obj:
+        return (otherwise or compute)()
+    record = found[1]
+    if what in record:
+        kept: _V = record[what]
+        return kept
+    value = compute()
+    if not immutable_value(value):
+        raise TypeError(f"derived {what!r}: {type(value).__name__} is not an immutable value")
+    record[what] = value
+    return value
+
+
+def immutable_value(value: Any) -> bool:
+    """Whether `value` is what `derived` keeps: None, a bool, int, float, str or bytes, or a tuple of such
+    values."""
+    if value is None or type(value) in (bool, int, float, str, bytes):
+        return True
+    return type(value) is tuple and all(immutable_value(v) for v in value)
 
 
 def also_known(obj: Any, digest: str) -> None:
@@ -144,14 +193,21 @@ def _stream(
         parts.append(((",\n" if i else "") + inner).encode("utf-8"))
         if remember is not None and type(item) is dict:
             parts.append(
-                remember(
-                    piece_key("json", inner, levels - 1, item),
+                derived(
+                    item,
+                    f"json {inner!r} {levels - 1}",
                     partial(_encoded, item, inner, levels - 1, seen),
+                    partial(_remembered, item, inner, levels - 1, remember, seen),
                 )
             )
         else:
             _stream(item, inner, parts, levels - 1, None, seen)
     parts.append(("\n" + indent + "]").encode("utf-8"))
+
+
+def _remembered(value: Any, indent: str, levels: int, remember: Remember, seen: _Seen) -> bytes:
+    """`_encoded` through `remember`, keyed by the value's content and the indent (`piece_key`)."""
+    return remember(piece_key("json", indent, levels, value), partial(_encoded, value, indent, levels, seen))
 
 
 def _encoded(value: Any, indent: str, levels: int, seen: _Seen) -> bytes:

@@ -18,7 +18,7 @@ from ..dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS
 from ..dialects.openai import OPENAI_MAX_TOOLS
 from ..remember import Remember, computed
 from ..tokens import count_tokens
-from . import compact_json, piece_key
+from . import compact_json, derived, piece_key
 from .dialect_catalogs import Catalogs
 from .policy import _code, _md, grouped_rows, operation_cell, toolsets_markdown
 from .upfront import upfront_costs
@@ -40,7 +40,7 @@ def measure(catalogs: Catalogs, remember: Remember = computed) -> list[ToolSize]
         for tool in tools:
             name = registry()[dialect].tool_name(tool)
             entry = sizes.setdefault(name, {"bytes": {}, "tokens": {}})
-            size, tokens = remember(piece_key("o200k-object", tool), partial(_sizes, tool))
+            size, tokens = _measured(remember, tool)
             entry["bytes"][dialect] = size
             entry["tokens"][dialect] = tokens
     return [ToolSize(name, v["bytes"], v["tokens"]) for name, v in sorted(sizes.items())]
@@ -48,7 +48,17 @@ def measure(catalogs: Catalogs, remember: Remember = computed) -> list[ToolSize]
 
 def _tokens(remember: Remember, entry: dict[str, Any]) -> int:
     """The o200k tokens of `entry`'s compact JSON, remembered as `measure` remembers them."""
-    return remember(piece_key("o200k-object", entry), partial(_sizes, entry))[1]
+    return _measured(remember, entry)[1]
+
+
+def _measured(remember: Remember, tool: dict[str, Any]) -> tuple[int, int]:
+    """`_sizes` of `tool`: kept with it when it is a catalog entry the build cache read back
+    (`toolgen.emit.derived`), else through `remember`, keyed by its content."""
+    return derived(tool, "o200k-object", partial(_sizes, tool), partial(_remember_sizes, remember, tool))
+
+
+def _remember_sizes(remember: Remember, tool: dict[str, Any]) -> tuple[int, int]:
+    return remember(piece_key("o200k-object", tool), partial(_sizes, tool))
 
 
 def _sizes(tool: dict[str, Any]) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from typing import Any
 from ..compile.ir import ApiIR, Tool
 from ..dialects import DeferredViews, Dialect, DialectOptions, configured, deferred_views, shared_views
 from ..remember import Remember, computed
-from . import piece_key
+from . import derived, piece_key
 
 #: one tool's object, warnings and argument rewrites in one dialect (`Dialect.catalog_entry`)
 Entry = tuple[dict[str, Any], tuple[str, ...], tuple[dict[str, Any], ...]]
@@ -57,7 +57,7 @@ def build_catalogs(
     warnings. `progress(done, total)` is called after each tool, if given. `options`: the project's
     dialect choices (toolgen.yaml ``dialects:``; default: none). `entry(dialect, tool)` computes one
     tool's entry (default: `Dialect.catalog_entry`; the build passes one that remembers them,
-    `toolgen.builder.incremental.CatalogMemo`). `remember`: what a dialect's whole-catalog choice reads of
+    `toolgen.builder.catalog_pieces.CatalogMemo`). `remember`: what a dialect's whole-catalog choice reads of
     each entry (`Dialect.select_facts`), by the entry's content (`toolgen.emit.piece_key`)."""
     options = options or DialectOptions()
     dialects = configured(options)
@@ -97,4 +97,13 @@ def _select_facts(dialect: Dialect, entries: list[dict[str, Any]], remember: Rem
     facts = dialect.select_facts
     if facts is None or remember is computed:
         return None
-    return [remember(piece_key("select-facts 1", dialect.name, e), partial(facts, e)) for e in entries]
+    return [
+        derived(
+            e, f"select-facts 1 {dialect.name}", partial(_remember_facts, remember, dialect.name, facts, e)
+        )
+        for e in entries
+    ]
+
+
+def _remember_facts(remember: Remember, name: str, facts: Callable[[Any], Any], entry: dict[str, Any]) -> Any:
+    return remember(piece_key("select-facts 1", name, entry), partial(facts, entry))
