@@ -35,6 +35,7 @@ on a redis-server of the test session), issued approvals, slow upstreams and pag
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import shutil
@@ -460,7 +461,11 @@ class LifetimeMachine(RuleBasedStateMachine):
         mode: str,
         timeout_ms: int = LIFETIME_TIMEOUT_MS,
     ) -> CallResult:
-        """The call (`mode` sync or async), which must return within its deadline plus the bound."""
+        """The call (`mode` sync or async), which must return within its deadline plus the bound. The
+        garbage collector is off during the call (it runs after): a full collection of this test
+        process's heap, which earlier tests of the same worker fill, can pause every thread for longer
+        than the bound, a stall of the process that no deadline of the runtime can shorten."""
+        gc.disable()
         started = time.monotonic()
         failure = ""
         try:
@@ -474,6 +479,8 @@ class LifetimeMachine(RuleBasedStateMachine):
                 )
         except Exception as exc:  # noqa: BLE001 - the guarantee under test is that nothing is raised
             failure = f"{tool} raised {type(exc).__name__}: {exc}"
+        finally:
+            gc.enable()
         assert not failure, failure
         elapsed_ms = (time.monotonic() - started) * 1000
         assert self.server.wait_received(), "the server did not take in what it was sent"
