@@ -4,6 +4,8 @@ committed packages as a registry takes them (`load_package`)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +60,29 @@ def stored_preview(
 def error_code(result: CallResult) -> str | None:
     """The error code of a call's result; None when it succeeded."""
     return None if result.error is None else result.error.code
+
+
+def serve_closed(package: Path, cwd: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    """`toolgen serve PACKAGE` over stdio with its input closed at once (so it starts, says its start-up
+    warnings on stderr and ends), against an upstream nobody listens on and a memory receipt store;
+    `more` are further options (``--search-tool always``, ...)."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "serve",
+            str(package),
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--receipts",
+            "memory://",
+            *more,
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        check=False,
+    )

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.support.runtime_env import serve_closed
 
 from toolgen.cli import main
 from toolgen.runtime import Registry
@@ -27,7 +26,6 @@ from toolgen.search.text_index import SEARCH_FORMAT
 REPO = Path(__file__).resolve().parents[3]
 GITHUB = REPO / "generated" / "github"
 QUERIES = ("merge the pull request", "lock the conversation", "who commented on the issue")
-TOOLGEN = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
 
 
 @pytest.fixture()
@@ -105,35 +103,9 @@ def test_toolgen_serve_says_it_at_start_up(package: Path, tmp_path: Path) -> Non
     """`toolgen serve` over stdio, its input closed at once: the start-up warnings are all it says."""
     _rewrite(package, lambda data: data.update(documents=[]))
     assert [w.code for w in index_warnings(Registry.from_dir(package))] == ["search_index_mismatch"]
-    proc = subprocess.run(
-        [TOOLGEN, "serve", str(package), "--base-url", "http://127.0.0.1:9", "--receipts", "memory://"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        check=False,
-    )
+    proc = serve_closed(package, tmp_path)
     assert "toolgen serve: warning: [search_index_mismatch]" in proc.stderr, proc.stderr
-    never = subprocess.run(
-        [
-            TOOLGEN,
-            "serve",
-            str(package),
-            "--base-url",
-            "http://127.0.0.1:9",
-            "--receipts",
-            "memory://",
-            "--search-tool",
-            "never",
-        ],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        check=False,
-    )
+    never = serve_closed(package, tmp_path, "--search-tool", "never")
     assert "search_index" not in never.stderr  # no meta-tool served: its index is nobody's concern
 
 

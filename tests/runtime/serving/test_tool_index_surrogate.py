@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
+from tests.support.runtime_env import serve_closed
 
 from toolgen.cli import main
 from toolgen.pointer import lone_surrogate_pointer
@@ -124,27 +123,7 @@ def test_toolgen_serve_names_the_file_at_start_up(package: Path, tmp_path: Path)
     warning is what it says, and it starts (the load does not fail)."""
     pointer = _edit(package, _field_name)
     assert next(str(w) for w in index_warnings(Registry.from_dir(package))).count(pointer) == 1
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolgen",
-            "serve",
-            str(package),
-            "--base-url",
-            "http://127.0.0.1:9",
-            "--receipts",
-            "memory://",
-            "--search-tool",
-            "always",
-        ],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        check=False,
-    )
+    proc = serve_closed(package, tmp_path, "--search-tool", "always")
     assert "toolgen serve: warning: [search_index_unreadable]" in proc.stderr, proc.stderr
     assert f"{package / SEARCH_FILE}: " in proc.stderr and pointer in proc.stderr
     assert "rebuild the package" in proc.stderr and "Traceback" not in proc.stderr
