@@ -256,10 +256,8 @@ def build_command(
     sessions: list[CacheSession] = []
     try:
         _build(target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions, outside)
-    finally:
-        for (
-            session
-        ) in sessions:  # a failed build: what it staged is dropped (after a commit, nothing is left)
+    finally:  # a failed build: what it staged is dropped (after a commit, nothing is left)
+        for session in sessions:
             session.close()
 
 
