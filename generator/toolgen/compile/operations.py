@@ -15,15 +15,12 @@ from typing import Any
 from ..diagnostics import DiagnosticError
 from ..naming import snake_case
 from ..pointer import (
-    POINTER_HINT,
     PointerError,
-    PointerSyntaxError,
     join_pointer,
-    parse_pointer,
-    ref_to_pointer,
     resolve_pointer,
 )
 from .load import SpecDocument
+from .schema.refs import local_ref_target
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
@@ -135,35 +132,12 @@ def resolve_path_item(doc: SpecDocument, item: Any, pointer: str) -> tuple[Any, 
 
 
 def _path_item_target(doc: SpecDocument, ref: Any, at: str) -> str:
-    """The decoded JSON pointer of a path item's ``$ref`` value `ref` written at `at` (errors: see
-    `resolve_path_item`)."""
-    if not isinstance(ref, str):
-        raise DiagnosticError.one(
-            "ref-invalid",
-            f"a path item's $ref must be a string, not {_kind(ref)}",
-            doc.locate_now(at),
-            "write the reference as '#/components/pathItems/Name'",
-        )
-    target = ref_to_pointer(ref)
-    if target is None:
-        raise DiagnosticError.one(
-            "ref-external",
-            f"external path item $ref {ref!r}: only references inside the same document are supported",
-            doc.locate_now(at),
-            "bundle the spec into one file first (e.g. `redocly bundle`), or set "
-            "`allow_external_refs: true` in the intent map to bundle sibling files",
-        )
+    """The decoded JSON pointer of a path item's ``$ref`` value `ref` written at `at`
+    (`toolgen.compile.schema.refs.local_ref_target`, which every ``$ref`` of the spec goes through;
+    errors: see `resolve_path_item`)."""
+    target = local_ref_target(ref, doc.locate_now(at), example="'#/components/pathItems/Name'")
     if target == "":
         raise _not_a_path_item(doc, at, f"$ref {ref!r} names the whole document")
-    try:
-        parse_pointer(target)
-    except PointerSyntaxError as exc:  # RFC 6901: never read as literal text
-        raise DiagnosticError.one(
-            "ref-invalid",
-            f"$ref {ref!r} is not a JSON pointer fragment: {exc}",
-            doc.locate_now(at),
-            POINTER_HINT,
-        ) from None
     return target
 
 

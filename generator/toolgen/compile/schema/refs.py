@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
+from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...pointer import (
     POINTER_HINT,
     PointerError,
@@ -101,43 +101,12 @@ class RefsMixin:
             fast = ref_to_pointer(ref) or ""
             if "~" not in fast:  # the common case: no location needed (locating is costly)
                 return fast
-        where = self.doc.locate(join_pointer(at, "$ref"))
-        if not isinstance(ref, str):
-            raise DiagnosticError.one(
-                "ref-invalid",
-                f"$ref must be a string, not {type(ref).__name__}",
-                where,
-                "write the reference as '#/components/schemas/Name'",
-            )
-        target = ref_to_pointer(ref)
-        if target is None:
-            message = f"external $ref {ref!r}: only references inside the same document are supported"
-            if self.allow_external_refs:
-                message = f"external $ref {ref!r}: resolving external references is not implemented yet"
-            raise DiagnosticError.one(
-                "ref-external",
-                message,
-                where,
-                "bundle the spec into one file first (e.g. `redocly bundle`), or set "
-                "`allow_external_refs: true` in the intent map to bundle sibling files",
-            )
-        if target != "" and not target.startswith("/"):
-            raise DiagnosticError.one(
-                "ref-invalid",
-                f"$ref {ref!r} is not a JSON pointer fragment",
-                where,
-                "local references look like '#/components/schemas/Name'",
-            )
-        try:
-            parse_pointer(target)
-        except PointerSyntaxError as exc:
-            raise DiagnosticError.one(
-                "ref-invalid",
-                f"$ref {ref!r} is not a JSON pointer fragment: {exc}",
-                where,
-                POINTER_HINT,
-            ) from None
-        return target
+        return local_ref_target(
+            ref,
+            self.doc.locate(join_pointer(at, "$ref")),
+            allow_external_refs=self.allow_external_refs,
+            example="'#/components/schemas/Name'",
+        )
 
     def _lookup(self, target: str, at: str) -> Any:
         try:
@@ -357,6 +326,52 @@ class RefsMixin:
                     previous[w] = v
                     queue.append(w)
         return [start, start]  # pragma: no cover - members of a recursive SCC always reach start
+
+
+def local_ref_target(
+    ref: Any, where: SourceLocation, *, example: str, allow_external_refs: bool = False
+) -> str:
+    """The decoded JSON pointer (RFC 6901) of the ``$ref`` value `ref`, a reference inside the same
+    document (``""`` for ``#``, the whole document). Raises `DiagnosticError` located at `where`:
+    ``ref-invalid`` (not a string, or a fragment that is not a JSON pointer: a ``~`` that is not
+    ``~0``/``~1`` is never read as text) and ``ref-external`` (another document or a URL). `example`
+    is the form the hints show (``'#/components/schemas/Name'``)."""
+    if not isinstance(ref, str):
+        raise DiagnosticError.one(
+            "ref-invalid",
+            f"$ref must be a string, not {type(ref).__name__}",
+            where,
+            f"write the reference as {example}",
+        )
+    target = ref_to_pointer(ref)
+    if target is None:
+        message = f"external $ref {ref!r}: only references inside the same document are supported"
+        if allow_external_refs:
+            message = f"external $ref {ref!r}: resolving external references is not implemented yet"
+        raise DiagnosticError.one(
+            "ref-external",
+            message,
+            where,
+            "bundle the spec into one file first (e.g. `redocly bundle`), or set "
+            "`allow_external_refs: true` in the intent map to bundle sibling files",
+        )
+    if target != "" and not target.startswith("/"):
+        raise DiagnosticError.one(
+            "ref-invalid",
+            f"$ref {ref!r} is not a JSON pointer fragment",
+            where,
+            f"local references look like {example}",
+        )
+    try:
+        parse_pointer(target)
+    except PointerSyntaxError as exc:
+        raise DiagnosticError.one(
+            "ref-invalid",
+            f"$ref {ref!r} is not a JSON pointer fragment: {exc}",
+            where,
+            POINTER_HINT,
+        ) from None
+    return target
 
 
 def _raw_children(node: Any, guarded: bool) -> Iterator[tuple[Any, bool]]:
