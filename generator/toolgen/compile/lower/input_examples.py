@@ -28,7 +28,7 @@ from functools import partial
 from typing import Any
 
 from ...diagnostics import DiagnosticError
-from ...pointer import join_pointer
+from ...pointer import LONE_SURROGATE, join_pointer
 from ..operations import Operation
 from .body import pick_request_media
 from .context import Arg, Ctx, Skip
@@ -60,7 +60,6 @@ def secret_name(name: str) -> bool:
 
 
 Example = dict[str, Any]
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def tool_examples(
@@ -137,7 +136,7 @@ def example_problem(example: Any, schema: dict[str, Any], *, complete_only: bool
     if secret is not None:
         return f"has a member whose name says it holds a secret (/{secret})"
     text = json.dumps(example, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE.search(text):
+    if LONE_SURROGATE.search(text):
         return "holds a lone UTF-16 surrogate, which no JSON text can carry"
     size = len(text.encode())
     if size > MAX_EXAMPLE_BYTES:
