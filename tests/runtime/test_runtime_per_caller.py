@@ -44,7 +44,7 @@ from toolgen.runtime.call.caller_credentials import (
     load_caller_secrets,
 )
 from toolgen.runtime.clock import ManualClock
-from toolgen.runtime.serving.access_tokens import AuthorizationServer, JwtVerifier
+from toolgen.runtime.serving.access_tokens import JwtVerifier
 from toolgen.testing.tickets_server import TicketsServer
 
 pytest.importorskip("mcp")
@@ -406,9 +406,7 @@ async def test_two_callers_over_mcp_http_and_the_exchanged_tokens_never_leave(
         auth_server, upstream, per=exchange_per_caller(), tmp_path=tmp_path, audit=JsonlAuditSink(audit_log)
     )
     reg.approvals = "client"
-    config = AuthorizationServer(
-        issuer=auth_server.issuer, jwks_uri=auth_server.url + "/jwks", resource=RESOURCE
-    )
+    config = auth_server.trusted()
     answers: list[str] = []
     issued_before = len(auth_server.issued)
     async with http_server(reg, verifier=JwtVerifier(config), auth=config.auth_settings()) as url:

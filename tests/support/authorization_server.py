@@ -37,6 +37,7 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet, RSAKey
 
+from toolgen.runtime.serving.access_tokens import AuthorizationServer as TrustedIssuer
 from toolgen.testing.loopback import LoopbackServer
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -234,6 +235,14 @@ class AuthorizationServer(LoopbackServer):
     @property
     def issuer(self) -> str:
         return self.url + "/"
+
+    def trusted(self, **options: Any) -> TrustedIssuer:
+        """The runtime's settings that trust this server (`toolgen.runtime.serving.access_tokens.
+        AuthorizationServer`): its issuer, its JWKS URL and `resource`; `options` are the settings'
+        other fields, or another ``resource``."""
+        return TrustedIssuer(
+            **{"issuer": self.issuer, "jwks_uri": self.url + "/jwks", "resource": self.resource, **options}
+        )
 
     def rotate(self, **published: Any) -> str:
         """Add a new signing key (a new ``kid``) and sign with it; its kid. `published`: members that

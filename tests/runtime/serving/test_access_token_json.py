@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolgen.runtime.serving.access_tokens import AuthorizationServer, JwtVerifier
+from toolgen.runtime.serving.access_tokens import JwtVerifier
 
 pytest.importorskip("authlib")
 pytest.importorskip("cryptography")
@@ -59,9 +59,7 @@ def texts(server: LoopbackAS, **claims: Any) -> tuple[str, str]:
 
 
 def verdict(server: LoopbackAS, token: str) -> Any:
-    verifier = JwtVerifier(
-        AuthorizationServer(issuer=server.issuer, jwks_uri=server.url + "/jwks", resource=RESOURCE)
-    )
+    verifier = JwtVerifier(server.trusted())
     return anyio.run(verifier.verdict, token)
 
 

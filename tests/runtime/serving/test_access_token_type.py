@@ -44,9 +44,7 @@ def auth_server() -> Iterator[LoopbackAS]:
 
 
 def config(server: LoopbackAS, **options: Any) -> AuthorizationServer:
-    return AuthorizationServer(
-        issuer=server.issuer, jwks_uri=server.url + "/jwks", resource=RESOURCE, **options
-    )
+    return server.trusted(**options)
 
 
 def verdict(verifier: JwtVerifier, token: str) -> Any:

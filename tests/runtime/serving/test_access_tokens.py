@@ -59,9 +59,7 @@ def auth_server() -> Iterator[LoopbackAS]:
 
 
 def config(server: LoopbackAS, **options: Any) -> AuthorizationServer:
-    return AuthorizationServer(
-        issuer=server.issuer, jwks_uri=server.url + "/jwks", resource=RESOURCE, **options
-    )
+    return server.trusted(**options)
 
 
 def verify(verifier: JwtVerifier, token: str) -> Any:
@@ -153,9 +151,7 @@ def test_the_check_fails_when_audience_or_issuer_is_not_checked(auth_server: Loo
     other = "https://other.example.test/mcp"
     token = auth_server.access_token("mallory", ["ticket:read"], aud=other)
     assert verify(JwtVerifier(config(auth_server)), token) is None
-    lenient = JwtVerifier(
-        AuthorizationServer(issuer=auth_server.issuer, jwks_uri=auth_server.url + "/jwks", resource=other)
-    )
+    lenient = JwtVerifier(auth_server.trusted(resource=other))
     assert verify(lenient, token) is not None
 
 

@@ -23,7 +23,7 @@ from tests.support.runtime_env import tickets_dir
 from toolgen.runtime import Actor, Approval, MemoryAuditSink, Registry, StaticCredentials, ToolError
 from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.identity import ISSUER_CALLER_PREFIX, issuer_caller_id, split_caller_id
-from toolgen.runtime.serving.access_tokens import AuthorizationServer, JwtVerifier
+from toolgen.runtime.serving.access_tokens import JwtVerifier
 from toolgen.runtime.serving.mcp_http import TokenFileError, actor_from_token, load_token_file
 from toolgen.runtime.stores import ReceiptStore
 from toolgen.testing.tickets_server import TicketsServer
@@ -72,7 +72,7 @@ def shared_store(
 
 def caller(server: LoopbackAS, sub: str, scopes: list[str]) -> Actor:
     """The actor `toolgen serve --http` makes of `server`'s access token for `sub`."""
-    settings_ = AuthorizationServer(issuer=server.issuer, jwks_uri=server.url + "/jwks", resource=RESOURCE)
+    settings_ = server.trusted()
     access = anyio.run(JwtVerifier(settings_).verify_token, server.access_token(sub, scopes))
     assert access is not None
     return actor_from_token(access)

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolgen.runtime.serving.access_tokens import AuthorizationServer, JwtVerifier
+from toolgen.runtime.serving.access_tokens import JwtVerifier
 from toolgen.runtime.serving.token_refusals import TokenRefusal
 
 pytest.importorskip("authlib")
@@ -24,9 +24,7 @@ RESOURCE = "https://tools.example.test/mcp"
 
 
 def verifier_of(server: LoopbackAS) -> JwtVerifier:
-    return JwtVerifier(
-        AuthorizationServer(issuer=server.issuer, jwks_uri=server.url + "/jwks", resource=RESOURCE)
-    )
+    return JwtVerifier(server.trusted())
 
 
 def verdict(verifier: JwtVerifier, token: str) -> Any:

@@ -20,7 +20,7 @@ from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.serving.access_tokens import AuthorizationServer, JwtVerifier
+from toolgen.runtime.serving.access_tokens import JwtVerifier
 from toolgen.runtime.serving.mcp_server import UNKNOWN_TOOL_SHOWN
 from toolgen.testing.tickets_server import TicketsServer
 
@@ -56,9 +56,7 @@ async def served(
         credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
         cursor_key=b"k" * 32,
     )
-    settings = AuthorizationServer(
-        issuer=auth_server.issuer, jwks_uri=auth_server.url + "/jwks", resource=RESOURCE
-    )
+    settings = auth_server.trusted()
     async with http_server(registry, verifier=JwtVerifier(settings), auth=settings.auth_settings()) as url:
         yield url, audit
 
