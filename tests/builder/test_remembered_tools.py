@@ -8,6 +8,7 @@ says is caught (the placement), or shows in the comparison (a stale one); a fore
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import re
 import shutil
@@ -23,9 +24,11 @@ from tests.support.build import REPO, run
 from tests.support.profiles import examples
 
 from toolgen.builder.build import ApiBuild, build_project
-from toolgen.builder.cache import Cache
+from toolgen.builder.cache import Cache, digest
 from toolgen.builder.incremental import LastTools
 from toolgen.builder.project import load_project
+from toolgen.compile.ir import Tool
+from toolgen.emit import content_pickle
 
 Edit = Callable[[Path], None]
 #: the intents of the draft (`tools:`)
@@ -161,7 +164,7 @@ def test_one_description_makes_one_intent_again(draft: Path) -> None:
 
 
 def _entry(cache: Cache) -> tuple[LastTools, dict[str, tuple[Any, ...]]]:
-    """The draft's `LastTools` and the table its entry holds."""
+    """The draft's `LastTools` and the table its entry holds (intent key -> (tools, their digests))."""
     last = LastTools(cache, "gh")
     found = cache.get(LastTools.kind, last.key)
     assert found is not None
@@ -176,8 +179,8 @@ def test_tools_placed_otherwise_are_made_again(draft: Path) -> None:
     last, table = _entry(cache)
     assert table
     moved = {
-        key: tuple(replace(t, policy=replace(t.policy, toolset="elsewhere")) for t in tools)
-        for key, tools in table.items()
+        key: (tuple(replace(t, policy=replace(t.policy, toolset="elsewhere")) for t in tools), digests)
+        for key, (tools, digests) in table.items()
     }
     cache.put(LastTools.kind, last.key, pickle.dumps(moved, protocol=5))
     warm = _build(draft, cache)
@@ -204,12 +207,119 @@ def test_a_stale_entry_would_show_in_the_comparison(draft: Path) -> None:
     assert warm.files != _build(draft, None).files
 
 
+def test_each_tool_is_kept_with_the_digest_of_its_content(draft: Path) -> None:
+    """The entry keeps each tool with the SHA-256 of its `content_pickle`: the tools the first build
+    made, and after an edit those taken whole beside the one made again."""
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    _describe(draft)
+    _build(draft, cache)
+    _, table = _entry(cache)
+    pairs = [
+        (tool, known) for tools, digests in table.values() for tool, known in zip(tools, digests, strict=True)
+    ]
+    assert len(pairs) >= INTENTS
+    assert all(known == hashlib.sha256(content_pickle(tool)).hexdigest() for tool, known in pairs)
+
+
+def test_the_catalog_records_are_keyed_by_what_names_each_tools_content(
+    draft: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The digest the lowering gives each final tool (`LastTools.content_digest`) is the SHA-256 of
+    its content when the tool is the one an intent made or took, and names the kept tool and the new
+    description when a routing note replaced the description alone; a composite is digested by the
+    catalog records themselves (None)."""
+    given: list[tuple[LastTools, Tool, str | None]] = []
+    real = LastTools.content_digest
+
+    def spy(self: LastTools, tool: Tool) -> str | None:
+        found = real(self, tool)
+        given.append((self, tool, found))
+        return found
+
+    monkeypatch.setattr(LastTools, "content_digest", spy)
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    _describe(draft)
+    warm = _build(draft, cache)
+    _assert_same(warm, _build(draft, None))
+    _, table = _entry(cache)
+    kept = {
+        tool.name: (tool, known)
+        for tools, digests in table.values()
+        for tool, known in zip(tools, digests, strict=True)
+    }
+    asked = [(tool, found) for _, tool, found in given[-len(warm.ir.tools) :]]
+    assert {tool.name for tool, _ in asked} == {tool.name for tool in warm.ir.tools}
+    noted = 0
+    for tool, found in asked:
+        content = hashlib.sha256(content_pickle(tool)).hexdigest()
+        if tool.name not in kept:
+            assert found is None
+        elif found == content:
+            assert kept[tool.name][1] == content
+        else:
+            base, known = kept[tool.name]
+            assert base.description != tool.description
+            assert replace(base, description=tool.description) == tool
+            assert found == digest("tool with a routing note 1", known, tool.description)
+            noted += 1
+    assert noted > 0  # the draft has tools whose description a routing note extends
+
+
+def test_a_digest_that_names_another_tool_would_show_in_the_comparison(draft: Path) -> None:
+    """The digests are what the catalog records are found by: kept with each other tool's (a
+    rotation), the records of other tools come back and the build differs from one without the
+    cache, or breaks its catalogs' rules (so the comparisons above can fail)."""
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    last, table = _entry(cache)
+    keys = list(table)
+    rotated = {
+        key: (table[key][0], table[keys[i - 1]][1][: len(table[key][0])]) for i, key in enumerate(keys)
+    }
+    rotated = {k: v for k, v in rotated.items() if len(v[0]) == len(v[1])}
+    assert len(rotated) > INTENTS // 2
+    cache.put(LastTools.kind, last.key, pickle.dumps(rotated, protocol=5))
+    try:
+        warm = _build(draft, cache)
+    except RuntimeError as exc:  # other tools' entries: names twice, caught by the conformance check
+        assert "breaks dialect rules" in str(exc)
+    else:
+        assert warm.files != _build(draft, None).files
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["tools without digests", "one digest too few", "a digest too short", "a digest not a string"],
+)
+def test_an_entry_of_another_format_is_ignored(draft: Path, shape: str) -> None:
+    cache = Cache(draft / "cache")
+    _build(draft, cache)
+    last, table = _entry(cache)
+    changed = {
+        "tools without digests": lambda tools, digests: tools,
+        "one digest too few": lambda tools, digests: (tools, digests[:-1]),
+        "a digest too short": lambda tools, digests: (tools, tuple(d[:-1] for d in digests)),
+        "a digest not a string": lambda tools, digests: (tools, tuple(d.encode() for d in digests)),
+    }[shape]
+    cache.put(
+        LastTools.kind,
+        last.key,
+        pickle.dumps({key: changed(*value) for key, value in table.items()}, protocol=5),
+    )
+    warm = _build(draft, cache)
+    assert warm.computed["tools"] == INTENTS
+    _assert_same(warm, _build(draft, None))
+
+
 @pytest.mark.parametrize(
     "payload",
     [
         pickle.dumps(["not", "a", "table"], protocol=5),
         pickle.dumps({"key": ("not a tool",)}, protocol=5),
         pickle.dumps({"key": ()}, protocol=5),
+        pickle.dumps({"key": ((), ())}, protocol=5),
         b"\x80\x05truncated",
     ],
 )

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..compile.bundle import bundle_external_refs
 from ..compile.inputs import api_name_for, refuse_surrogates, require_spec, resolve_spec_path
 from ..compile.intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
-from ..compile.ir import ApiIR
+from ..compile.ir import ApiIR, Tool
 from ..compile.load import SpecDocument, load_spec
 from ..compile.lower import lower
 from ..compile.lower.reuse import OperationKeys
@@ -334,6 +334,7 @@ def _build_api(  # noqa: PLR0913
             keys=keys,
             register=register,
             preflight=found,
+            known=last.content_digest if last is not None else None,
         )
     if last is not None:  # how many intents' tools were made again (the others were taken whole)
         build.computed["tools"] = last.tools.computed
@@ -376,16 +377,19 @@ def _build_rest(  # noqa: PLR0913
     keys: OperationKeys | None = None,
     register: Callable[[Any, str], None] | None = None,
     preflight: list[Diagnostic] | None = None,
+    known: Callable[[Tool], str | None] | None = None,
 ) -> ApiBuild:
     """The catalogs, the lint stage and the files of a lowered API. `held` holds the spec's
     document, its only reference: it is emptied once the lint stage is done, so the spec's text and
     tree (hundreds of MB for a 40 MB spec) are freed before the files are made. `register`: where the
     catalog entries read back from the cache are registered with their keys (`toolgen.emit.known_contents`).
-    `preflight`: the lint stage's `preflight_findings` of `ir`, when the caller computed them."""
+    `preflight`: the lint stage's `preflight_findings` of `ir`, when the caller computed them. `known`:
+    a digest of an IR tool's content the lowering already has (`LastTools.content_digest`), for the
+    catalog records' keys."""
     doc = held.pop()
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
-    memo = catalog_memo(cache, options, register, api)
+    memo = catalog_memo(cache, options, register, api, known)
     pieces = pieces or build_pieces(cache, api)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
         catalogs = build_catalogs(ir, advance, options, entry=memo, remember=pieces.select)

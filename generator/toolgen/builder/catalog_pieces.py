@@ -66,6 +66,7 @@ class CatalogMemo:
         options: DialectOptions,
         register: Callable[[Any, str], None] | None = None,
         api: str = "",
+        known: Callable[[Tool], str | None] | None = None,
     ) -> None:
         #: the table's key (kind ``catalog``): the environment, the record's format, the options, the API
         self.key = digest(
@@ -73,6 +74,7 @@ class CatalogMemo:
         )
         self._table = PieceTable(cache, "catalog", self.key)
         self._register = register
+        self._known = known
         self._used: dict[str, _Record] = {}  # record key -> the record as this build uses it
         self._computed = 0
         self._last: tuple[Tool | None, str, _Record | None] = (None, "", None)
@@ -84,7 +86,9 @@ class CatalogMemo:
 
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
         if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: one record
-            content = hashlib.sha256(content_pickle(tool)).hexdigest()
+            content = (self._known(tool) if self._known is not None else None) or hashlib.sha256(
+                content_pickle(tool)
+            ).hexdigest()
             if self._register is not None:  # known by its content to the later stages' keys (its policy row)
                 self._register(tool, f"tool {content}")
             key = record_key(content)
@@ -187,6 +191,7 @@ def catalog_memo(
     options: DialectOptions,
     register: Callable[[Any, str], None] | None = None,
     api: str = "",
+    known: Callable[[Tool], str | None] | None = None,
 ) -> CatalogMemo | None:
     """A `CatalogMemo` of the API named `api` when there is a cache."""
-    return CatalogMemo(cache, options, register, api) if cache is not None else None
+    return CatalogMemo(cache, options, register, api, known) if cache is not None else None

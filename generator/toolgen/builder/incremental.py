@@ -31,11 +31,12 @@ reuses, each giving exactly the bytes a build without the cache gives:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,7 +48,7 @@ from ..compile.lower.remembered_tools import IntentTools
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import Dialect, DialectOptions, Violation, check_catalog, dialect
 from ..dialects.anthropic import check_anthropic_across, check_anthropic_catalog
-from ..emit import derived, piece_key
+from ..emit import content_pickle, derived, piece_key
 from ..emit.python import PackagePlan, format_piece, join_package, package_pieces
 from ..remember import Remember, computed
 from ..review.lint import LintSettings
@@ -482,32 +483,91 @@ def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
 
 class LastTools:
     """The tools the last build made of each intent (`toolgen.compile.lower.remembered_tools.IntentTools`),
-    kept as one entry of the cache (kind ``intent-tools``) under the environment (`environment_key`) and
-    the API's name: read once when the build starts, one unpickling for every tool. A payload that is
-    not a dict of str -> tuple of `Tool` (of another format, or not this code's) is ignored: every
-    intent is computed. `save` writes back what the build made or took, when that changed."""
+    kept as one entry of the cache (kind ``intent-tools``) under the environment (`environment_key`),
+    the entry's format and the API's name: read once when the build starts, one unpickling for every
+    tool. Each tool is kept with the SHA-256 of its `toolgen.emit.content_pickle` (taken once, by the
+    build that made it), which `content_digest` gives the later stages. A payload that is not a dict of
+    str -> (tuple of `Tool`, tuple of as many digests) (of another format, or not this code's) is
+    ignored: every intent is computed. `save` writes back what the build made or took, when that
+    changed."""
 
     kind = "intent-tools"
+    #: the payload's format, in the entry's key: an entry of another format is another entry
+    FORMAT = "intent-tools 2: tools with their content digests"
 
     def __init__(self, cache: Cache, api: str) -> None:
         self._cache = cache
-        #: the entry's key: the environment and the API
-        self.key = digest(self.kind, environment_key(), f"api {api}")
-        self.tools = IntentTools(self._load())
+        #: the entry's key: the environment, the format and the API
+        self.key = digest(self.kind, environment_key(), self.FORMAT, f"api {api}")
+        #: ``id(tool) -> (tool, the SHA-256 of its content_pickle)``, for every tool read back or kept
+        self._digests: dict[int, tuple[Tool, str]] = {}
+        previous: dict[str, tuple[Tool, ...]] = {}
+        for key, (tools, digests) in self._load().items():
+            previous[key] = tools
+            for tool, known in zip(tools, digests, strict=True):
+                self._digests[id(tool)] = (tool, known)
+        self.tools = IntentTools(previous)
+        #: the tools this build made or took, by name (`save`)
+        self._by_name: dict[str, Tool] = {}
 
-    def _load(self) -> dict[str, tuple[Tool, ...]]:
-        return pickled_table(
-            self._cache,
-            self.kind,
-            self.key,
-            lambda v: type(v) is tuple and bool(v) and all(type(t) is Tool for t in v),
-        )
+    def _load(self) -> dict[str, tuple[tuple[Tool, ...], tuple[str, ...]]]:
+        return pickled_table(self._cache, self.kind, self.key, _tools_with_digests)
 
     def save(self) -> None:
         """Keep what this build made or took for the next (nothing is written when that is what the
-        build started from). Called as soon as the tools are made, before a later stage reads them."""
+        build started from), each tool with its content digest (taken now for the tools this build
+        made). Called as soon as the tools are made, before a later stage reads them."""
+        kept = {key: (tools, tuple(map(self._digest, tools))) for key, tools in self.tools.kept.items()}
+        self._by_name = {tool.name: tool for tools in self.tools.kept.values() for tool in tools}
         if self.tools.changed:
-            self._cache.put(self.kind, self.key, pickle.dumps(self.tools.kept, protocol=5))
+            self._cache.put(self.kind, self.key, pickle.dumps(kept, protocol=5))
+
+    def _digest(self, tool: Tool) -> str:
+        found = self._digests.get(id(tool))
+        if found is not None and found[0] is tool:
+            return found[1]
+        made = hashlib.sha256(content_pickle(tool)).hexdigest()
+        self._digests[id(tool)] = (tool, made)
+        return made
+
+    def content_digest(self, tool: Tool) -> str | None:
+        """A digest naming `tool`'s content, for a final IR tool (after `add_routing_notes`), without
+        serialising it; None when this build's lowering did not make or take it (a composite: the
+        caller then digests its content itself). After `save`:
+
+        - a tool an intent made or took, as it is: the SHA-256 of its `content_pickle`, as kept;
+        - a tool `add_routing_notes` gave a note: ``replace(kept, description=...)`` of the intent's
+          tool of that name, every other field the very same object, so its content is a pure function
+          of the kept tool's content and its new description, which the digest names (domain-separated
+          from content digests)."""
+        found = self._digests.get(id(tool))
+        if found is not None and found[0] is tool:
+            return found[1]
+        base = self._by_name.get(tool.name)
+        if base is None or type(tool) is not Tool or not _only_description_differs(base, tool):
+            return None
+        return digest("tool with a routing note 1", self._digest(base), tool.description)
+
+
+def _only_description_differs(base: Tool, tool: Tool) -> bool:
+    """Whether every field of `tool` but its description is the very object `base` holds (what
+    ``dataclasses.replace(base, description=...)`` makes)."""
+    return all(
+        getattr(tool, f.name) is getattr(base, f.name) for f in fields(Tool) if f.name != "description"
+    )
+
+
+def _tools_with_digests(value: Any) -> bool:
+    return (
+        type(value) is tuple
+        and len(value) == 2
+        and type(value[0]) is tuple
+        and type(value[1]) is tuple
+        and bool(value[0])
+        and len(value[0]) == len(value[1])
+        and all(type(t) is Tool for t in value[0])
+        and all(type(d) is str and len(d) == 64 for d in value[1])
+    )
 
 
 def last_tools(cache: Cache | None, api: str) -> LastTools | None:
