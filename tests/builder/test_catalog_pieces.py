@@ -25,6 +25,7 @@ from tests.builder.test_remembered_tools import (
     _draft,
     _map,
     _sub,
+    add_dialect_option,
     draft,
 )
 from tests.support.profiles import examples
@@ -49,8 +50,7 @@ def _rename_a_neighbour(folder: Path) -> None:
 
 def _no_examples(folder: Path) -> None:
     """toolgen.yaml: Anthropic's catalog without input_examples (a dialect option)."""
-    with (folder / "toolgen.yaml").open("a", encoding="utf-8") as fh:
-        fh.write("dialects: {anthropic: {input_examples: false}}\n")
+    add_dialect_option(folder, "anthropic: {input_examples: false}")
 
 
 CASES = {**EDITS, "another tool's routing note": _rename_a_neighbour, "dialect option": _no_examples}

@@ -114,12 +114,22 @@ def _toolsets(folder: Path) -> None:
     )
 
 
+def add_dialect_option(folder: Path, option: str) -> None:
+    """toolgen.yaml: `option` (``"gemini: {...}"``) under `dialects`, beside those an earlier edit set
+    there (one `dialects` key: YAML refuses a key written twice)."""
+    path = folder / "toolgen.yaml"
+    text = path.read_text(encoding="utf-8")
+    if "\ndialects: {" in text:
+        path.write_text(text.replace("\ndialects: {", "\ndialects: {" + option + ", ", 1), encoding="utf-8")
+    else:
+        path.write_text(text + "dialects: {" + option + "}\n", encoding="utf-8")
+
+
 def _setting(folder: Path) -> None:
     """toolgen.yaml: Gemini's parameters as JSON Schema, and a lint rule turned off."""
+    add_dialect_option(folder, "gemini: {parameters: json_schema}")
     with (folder / "toolgen.yaml").open("a", encoding="utf-8") as fh:
-        fh.write(
-            "dialects: {gemini: {parameters: json_schema}}\nlint: {severity: {catalog-too-many-tokens: off}}\n"
-        )
+        fh.write("lint: {severity: {catalog-too-many-tokens: off}}\n")
 
 
 def _spec(folder: Path) -> None:
@@ -297,7 +307,7 @@ def test_an_entry_of_another_format_is_ignored(draft: Path, shape: str) -> None:
     cache = Cache(draft / "cache")
     _build(draft, cache)
     last, table = _entry(cache)
-    changed = {
+    changed: Callable[[tuple[Tool, ...], tuple[str, ...]], Any] = {
         "tools without digests": lambda tools, digests: tools,
         "one digest too few": lambda tools, digests: (tools, digests[:-1]),
         "a digest too short": lambda tools, digests: (tools, tuple(d[:-1] for d in digests)),
