@@ -12,7 +12,10 @@ bytes and o200k tokens (`toolgen.emit.build_report.measure`), whether it keeps i
 (`toolgen.builder.incremental.conformance_problems`), what Anthropic's strict choice reads of it
 (`Dialect.select_facts`) and its indented JSON in the catalog file (`toolgen.emit.json_bytes`). A record
 is keyed by the digest of the tool's content (`toolgen.emit.content_pickle` of the final `Tool`: every
-field, in order, so a description another tool's routing note rewrote is another key). Each derived
+field, in order, so a description another tool's routing note rewrote is another key), or by the digest
+the lowering already has of it (`toolgen.builder.incremental.LastTools.content_digest`: the one kept
+with the tool the last build made, or for a routing note's tool one naming that tool and its new
+description), so a tool an edit did not reach is not serialised to be found. Each derived
 value is a pure function of an entry, so of that key and the table's: a tool an edit did not reach
 costs one record read back (one unpickling for its four entries and their values), where each entry
 and each value cost a key of its own (a digest), a look-up in the table of its kind and an unpickling.
@@ -57,8 +60,9 @@ class CatalogMemo:
     object it returns with the digests of its table and key and its dialect
     (`toolgen.emit.known_contents`), so the later stages' keys of that object need not serialise it
     and the values they derive from it are kept in its record (`toolgen.emit.keep_derived`); and each
-    IR `Tool` with the SHA-256 of its content (the key of its policy row's JSON,
-    `toolgen.emit.policy.table_json`)."""
+    IR `Tool` with the digest of its content (the key of its policy row's JSON,
+    `toolgen.emit.policy.table_json`). `known`: the digest of a tool's content the lowering already has
+    (`toolgen.builder.incremental.LastTools.content_digest`), None when it has none."""
 
     def __init__(
         self,
