@@ -148,7 +148,7 @@ def build_api(  # noqa: PLR0913
     warm = warm_up if cache is None else None
     try:
         with (
-            _gc_paused(),
+            gc_paused(),
             closing(start_worker("the Python package", warm) if "python" in emit else None) as worker,
         ):
             build = _build_api(
@@ -175,14 +175,16 @@ def build_api(  # noqa: PLR0913
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the duration of a build.
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the duration of a build (`build_api`), or of the
+    command that builds (`toolgen build` holds it from its inputs' digest on: the intent map read
+    there and the modules imported before are walked by every full collection, 30 ms of a rebuild).
 
     A build allocates millions of small, acyclic dicts and lists (schemas) while the parsed spec (a
     13 MB document is millions of objects) stays alive; every full collection walks all of them, which
     cost a third of a large build. Reference counting still frees everything the build drops; the
     previous collector state is restored afterwards. The Python package's stage runs with the
-    collector (`_gc_resumed`)."""
+    collector when it ran before the outermost pause (`_gc_resumed`)."""
     was_enabled = gc.isenabled()
     _GC_PAUSED_BY_BUILD.append(was_enabled)
     gc.disable()
@@ -194,13 +196,14 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: one entry per `_gc_paused` in progress: whether the collector ran before it paused it
+#: one entry per `gc_paused` in progress: whether the collector ran before it paused it
 _GC_PAUSED_BY_BUILD: list[bool] = []
 
 
 @contextmanager
 def _gc_resumed() -> Iterator[None]:
-    """Run the collector again inside a paused build, if it ran before the build paused it.
+    """Run the collector again inside a paused build, if it ran before the first of the pauses in
+    progress (a build inside `toolgen build`'s pause: the command's).
 
     datamodel-code-generator and black build cyclic trees (parsers, ASTs with parent links); with the
     collector paused they all stay alive until the build ends, which cost 140 MB of peak memory on
@@ -208,7 +211,7 @@ def _gc_resumed() -> Iterator[None]:
     catalogs: millions of objects that live until the build ends) is frozen meanwhile, so the
     collections walk only the new objects. Measured on Stripe's include-everything package (CPU
     seconds / peak MB of the stage): paused 9.0 / 410, default thresholds 15.0 / 270, these 11.7 / 285."""
-    if not _GC_PAUSED_BY_BUILD or not _GC_PAUSED_BY_BUILD[-1] or gc.isenabled():
+    if not _GC_PAUSED_BY_BUILD or not _GC_PAUSED_BY_BUILD[0] or gc.isenabled():
         yield
         return
     gc.freeze()  # the spec, IR and catalogs stay alive to the end: the collector need not walk them
