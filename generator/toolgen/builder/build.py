@@ -44,7 +44,7 @@ from ..search.dense_index import DenseModel, pinned_embedder
 from ..search.dense_sidecar import SIDECAR_FILE
 from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha256
 from ..search.vector_index import Embedder
-from .cache import Cache, CacheSession
+from .cache import Cache, CacheSession, digest, environment_key
 from .catalog_pieces import catalog_memo
 from .dense_cache import CachedEmbedder, dense_embedder
 from .incremental import (
@@ -756,8 +756,19 @@ def _build_targets(
     if errors:
         raise DiagnosticError(errors)
     if project.schema_out is not None:
-        outputs.append(Output(project.schema_out, {"": json_bytes(intent_map_json_schema())}))
+        outputs.append(Output(project.schema_out, {"": intent_map_schema(cache)}))
     return outputs, builds
+
+
+def intent_map_schema(cache: Cache | None) -> bytes:
+    """The bytes of the intent map's JSON Schema (``schema_out``, `intent_map_json_schema`): a pure
+    function of toolgen's code (the pydantic models of `toolgen.compile.intent`) and pydantic's
+    version, so remembered in `cache` under `environment_key`, which names both. pydantic writes it
+    in 15 ms, which every build paid, one whose APIs the manifest answered too."""
+    if cache is None:
+        return json_bytes(intent_map_json_schema())
+    key = digest("intent-map schema 1", environment_key())
+    return cache.memo("schema", key, lambda: json_bytes(intent_map_json_schema()))
 
 
 __all__ = ["ApiBuild", "SpecDocument", "build_api", "build_project", "emit_files", "target_options"]
