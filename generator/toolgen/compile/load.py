@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
 
@@ -92,6 +92,8 @@ class SpecDocument:
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
     _content_key: str | None = field(default=None, repr=False)
+    #: SHA-256 (hex) of the file's bytes `text` was decoded from (`load_spec`), when known
+    source_sha256: str | None = field(default=None, repr=False, compare=False)
     #: where the line and column of a batch of pointers are remembered, by `content_key` and the
     #: pointers (`_resolve`; the build cache's spec table, so a build whose spec did not change does
     #: not scan its text again)
@@ -103,18 +105,23 @@ class SpecDocument:
         version read from it (a Swagger 2.0 text is converted the same way each time) and, for YAML,
         the reader that parsed it (`yaml_reader`: the C and pure-Python loaders differ). The key of
         what later stages compute from the document alone (its validation, each operation's
-        `toolgen.compile.lower.reuse.OperationKeys.reads`), remembered between builds."""
+        `toolgen.compile.lower.reuse.OperationKeys.reads`), remembered between builds. When the
+        SHA-256 of the file's bytes is known (`source_sha256`), it stands for the text: the text is
+        their decoding, a pure function of them (a 13 MB text is not encoded again to be hashed)."""
         if self._content_key is None:
             h = hashlib.sha256()
             reader = yaml_reader() if self.format == "yaml" else ""
+            source = (
+                ("spec 2", self.source_sha256) if self.source_sha256 is not None else ("spec 1", self.text)
+            )
             for part in (
-                "spec 1",
+                source[0],
                 self.format,
                 reader,
                 self.version,
                 self.openapi,
                 self.swagger or "",
-                self.text,
+                source[1],
             ):
                 data = part.encode("utf-8", "surrogatepass")
                 h.update(len(data).to_bytes(8, "big"))
@@ -206,14 +213,25 @@ def read_structured(
     """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located).
     `remember`: whether a JSON text's tree is shallow enough (`_shallow`, a pure function of the
     text), kept by the SHA-256 of the file's bytes (the build cache's spec table)."""
-    text, data, fmt, _ = _read(path, display, remember)
-    return text, data, fmt
+    read = _read(path, display, remember)
+    return read.text, read.data, read.format
 
 
-def _read(
-    path: Path, display: str, remember: Remember = computed
-) -> tuple[str, Any, Literal["json", "yaml"], bool]:
-    """`read_structured`, and whether the text may repeat a key in one object: always True for JSON
+class _Read(NamedTuple):
+    """A file as `_read` read it."""
+
+    text: str
+    data: Any
+    format: Literal["json", "yaml"]
+    #: whether the text may repeat a key in one object (`_read`)
+    repeats: bool
+    #: SHA-256 (hex) of the file's bytes (`SpecDocument.source_sha256`)
+    source_sha256: str
+
+
+def _read(path: Path, display: str, remember: Remember = computed) -> _Read:
+    """`read_structured`, the SHA-256 of the file's bytes, and whether the text may repeat a key in
+    one object: always True for JSON
     (`toolgen.compile.duplicates.json_duplicate_keys` finds out), for YAML True only when a mapping
     loaded with fewer keys than it was written with (a repeated key, or a merge key's entry
     overridden) or two keys became one string (``200`` and ``'200'``), which costs the loader one
@@ -250,6 +268,7 @@ def _read(
             SourceLocation(display),
             "save the file as UTF-8",
         ) from None
+    source = hashlib.sha256(raw).hexdigest()
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" or stripped.startswith("{"):
         try:
@@ -258,9 +277,9 @@ def _read(
             shallow = (
                 _shallow(data)
                 if remember is computed
-                else remember(f"{hashlib.sha256(raw).hexdigest()} shallow 1", partial(_shallow, data))
+                else remember(f"{source} shallow 1", partial(_shallow, data))
             )
-            return text, (data if shallow else checked_tree(data, text, display)), "json", True
+            return _Read(text, data if shallow else checked_tree(data, text, display), "json", True, source)
         except RecursionError:
             raise _too_deep(text, display) from None
         except ValueError as exc:
@@ -306,7 +325,7 @@ def _read(
         raise _too_long(text, display, exc) from None
     merged: list[bool] = []
     data = _jsonify(checked_tree(data, text, display), merged)
-    return text, data, "yaml", loader.fewer_keys or bool(merged)
+    return _Read(text, data, "yaml", loader.fewer_keys or bool(merged), source)
 
 
 @lru_cache(maxsize=4)
@@ -504,15 +523,25 @@ def load_spec(
     nor parses the text again for duplicates).
     """
     display = display or display_path(path)
-    text, data, fmt, repeats = _read(path, display, remember)
+    read = _read(path, display, remember)
     try:
-        return _load(path, display, text, data, fmt, repeats, sink, remember)
+        return _load(path, display, read, sink, remember)
     except DiagnosticError as exc:
         if sink is None or any(d.code == "spec-duplicate-key" for d in exc.diagnostics):
             raise
         # an error raised before the model validation (`_checked`) may be a dropped duplicate's doing too
         found = duplicate_key_warnings(
-            SpecDocument(path, display, text, data, fmt, "3.0", "", repeats=repeats, remember=remember)
+            SpecDocument(
+                path,
+                display,
+                read.text,
+                read.data,
+                read.format,
+                "3.0",
+                "",
+                repeats=read.repeats,
+                remember=remember,
+            )
         )
         if not found:
             raise
@@ -520,16 +549,10 @@ def load_spec(
 
 
 def _load(
-    path: Path,
-    display: str,
-    text: str,
-    data: Any,
-    fmt: Literal["json", "yaml"],
-    repeats: bool,
-    sink: DiagnosticSink | None,
-    remember: Remember,
+    path: Path, display: str, read: _Read, sink: DiagnosticSink | None, remember: Remember
 ) -> SpecDocument:
     """`load_spec` after the file is read: the document's checks, and the Swagger 2.0 conversion."""
+    text, data, fmt, repeats = read.text, read.data, read.format, read.repeats
     if not isinstance(data, dict):
         raise DiagnosticError.one(
             "spec-not-object",
@@ -581,7 +604,16 @@ def _load(
         )
     return _checked(
         SpecDocument(
-            path, display, text, data, fmt, version, version_text, repeats=repeats, remember=remember
+            path,
+            display,
+            text,
+            data,
+            fmt,
+            version,
+            version_text,
+            repeats=repeats,
+            remember=remember,
+            source_sha256=read.source_sha256,
         ),
         sink,
         remember,
