@@ -80,7 +80,9 @@ class SpecDocument:
 
     path: Path
     display: str
-    text: str
+    #: the file's text, or its bytes, decoded when `text` is first read (`load_spec` of a JSON file
+    #: whose tree the build cache kept: a 13 MB text is 52 MB once one character needs four bytes)
+    source: str | bytes
     data: dict[str, Any]
     format: Literal["json", "yaml"]
     version: OpenAPIVersion
@@ -98,6 +100,14 @@ class SpecDocument:
     #: pointers (`_resolve`; the build cache's spec table, so a build whose spec did not change does
     #: not scan its text again)
     remember: Remember = field(default=computed, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The file's text: `source`, or its bytes decoded as `load_spec` decoded them when it read
+        the file (UTF-8, a byte-order mark dropped), once."""
+        if isinstance(self.source, bytes):
+            self.source = _decoded(self.source)
+        return self.source
 
     @property
     def content_key(self) -> str:
@@ -220,13 +230,23 @@ def read_structured(
 class _Read(NamedTuple):
     """A file as `_read` read it."""
 
-    text: str
+    #: its text, or its bytes when the text was not needed to give `data` (`SpecDocument.source`)
+    source: str | bytes
     data: Any
     format: Literal["json", "yaml"]
     #: whether the text may repeat a key in one object (`_read`)
     repeats: bool
     #: SHA-256 (hex) of the file's bytes (`SpecDocument.source_sha256`)
     source_sha256: str
+
+    @property
+    def text(self) -> str:
+        return self.source if isinstance(self.source, str) else _decoded(self.source)
+
+
+def _decoded(raw: bytes) -> str:
+    """The text of a file's bytes: UTF-8, a byte-order mark dropped (`_read` refuses other bytes)."""
+    return raw.decode("utf-8-sig")
 
 
 def _read(path: Path, display: str, remember: Remember = computed) -> _Read:
@@ -235,7 +255,12 @@ def _read(path: Path, display: str, remember: Remember = computed) -> _Read:
     (`toolgen.compile.duplicates.json_duplicate_keys` finds out), for YAML True only when a mapping
     loaded with fewer keys than it was written with (a repeated key, or a merge key's entry
     overridden) or two keys became one string (``200`` and ``'200'``), which costs the loader one
-    comparison per mapping."""
+    comparison per mapping.
+
+    With `remember`, a ``.json`` file's tree is kept by the SHA-256 of its bytes (a pure function of
+    them: their text's `json.loads`, proved shallow), and the text is decoded only when a later
+    stage reads it: a build whose spec did not change spends an unpickling, not a decoding and a
+    parse (and 52 MB of text for GitHub's 13 MB, which holds a character outside the BMP)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -259,8 +284,18 @@ def _read(path: Path, display: str, remember: Remember = computed) -> _Read:
             SourceLocation(display),
             "check that the file exists and is readable",
         ) from None
+    source = hashlib.sha256(raw).hexdigest()
+    if remember is computed or path.suffix.lower() != ".json":
+        return _parsed(path, display, raw, source, remember)
+    # on a miss, the tree `_parsed` gives (or its error); the depth is proved there, not remembered apart
+    tree = remember(f"{source} json tree 1", lambda: _parsed(path, display, raw, source, computed).data)
+    return _Read(raw, tree, "json", True, source)
+
+
+def _parsed(path: Path, display: str, raw: bytes, source: str, remember: Remember) -> _Read:
+    """`_read` of the file's bytes `raw` (whose SHA-256 is `source`): decoded and parsed."""
     try:
-        text = raw.decode("utf-8-sig")
+        text = _decoded(raw)
     except UnicodeDecodeError as exc:
         raise DiagnosticError.one(
             "file-encoding",
@@ -268,7 +303,6 @@ def _read(path: Path, display: str, remember: Remember = computed) -> _Read:
             SourceLocation(display),
             "save the file as UTF-8",
         ) from None
-    source = hashlib.sha256(raw).hexdigest()
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" or stripped.startswith("{"):
         try:
@@ -548,11 +582,24 @@ def load_spec(
         raise DiagnosticError([*exc.diagnostics, *found]) from None
 
 
+#: `SURROGATE_ESCAPE` over a file's bytes (its pattern is ASCII)
+_SURROGATE_ESCAPE_BYTES = re.compile(SURROGATE_ESCAPE.pattern.encode("ascii"))
+
+
+def _escapes_surrogate(source: str | bytes) -> bool:
+    """Whether the text (or the UTF-8 bytes it is decoded from) holds a surrogate escape
+    (`SURROGATE_ESCAPE`): the bytes give the text's answer, since the pattern is ASCII and UTF-8
+    writes each ASCII character as its own byte, and no other character with an ASCII byte."""
+    if isinstance(source, bytes):
+        return _SURROGATE_ESCAPE_BYTES.search(source) is not None
+    return SURROGATE_ESCAPE.search(source) is not None
+
+
 def _load(
     path: Path, display: str, read: _Read, sink: DiagnosticSink | None, remember: Remember
 ) -> SpecDocument:
     """`load_spec` after the file is read: the document's checks, and the Swagger 2.0 conversion."""
-    text, data, fmt, repeats = read.text, read.data, read.format, read.repeats
+    text, data, fmt, repeats = read.source, read.data, read.format, read.repeats
     if not isinstance(data, dict):
         raise DiagnosticError.one(
             "spec-not-object",
@@ -560,7 +607,7 @@ def _load(
             SourceLocation(display, 1, 1, ""),
             "is this the right file?",
         )
-    if SURROGATE_ESCAPE.search(text):
+    if _escapes_surrogate(text):
         bad = surrogate_paths(data)
         if bad:
             probe = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("openapi", "")))
@@ -688,7 +735,7 @@ def _checked(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember)
 def _load_swagger2(
     path: Path,
     display: str,
-    text: str,
+    text: str | bytes,
     data: dict[str, Any],
     fmt: Literal["json", "yaml"],
     sink: DiagnosticSink | None,
