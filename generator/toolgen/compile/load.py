@@ -554,7 +554,7 @@ def load_spec(
     warnings (a dropped duplicate is often its cause). `remember`: the validation's findings (by pointer, `model_findings`) and the
     duplicate keys (`duplicate_keys`), kept by the document's `SpecDocument.content_key` (the build
     cache passes one, so a build whose spec did not change neither imports nor runs openapi-pydantic,
-    nor parses the text again for duplicates).
+    nor parses the text again for duplicates), and a ``.json`` file's tree, by its bytes (`_read`).
     """
     display = display or display_path(path)
     read = _read(path, display, remember)
