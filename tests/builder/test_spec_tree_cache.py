@@ -5,7 +5,9 @@ cache, and an edited spec is parsed again."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from toolgen.builder.incremental import Pieces
 from toolgen.compile import load
 from toolgen.compile.load import load_spec
 from toolgen.diagnostics import DiagnosticError
+from toolgen.remember import Memo
 
 _SPEC = {
     "openapi": "3.1.0",
@@ -128,3 +131,14 @@ def test_a_spec_reads_alike_with_its_tree_kept_or_not(tmp_path: Path, text: str)
 
     pieces = Pieces(Cache(tmp_path / "cache"), "spec")
     assert outcome(remember=pieces) == outcome() == outcome(remember=pieces)
+
+
+@pytest.mark.parametrize("planted", [b"", b"not marshal", marshal.dumps({"openapi": "3.1.0"})[:-3]])
+def test_a_kept_tree_that_does_not_read_back_is_parsed_again(tmp_path: Path, planted: bytes) -> None:
+    """An entry under the tree's key that is no `marshal` of a tree (cut short, another format) is
+    not believed: the file is parsed again."""
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(_SPEC), encoding="utf-8")
+    memo = Memo()
+    memo.values[f"{hashlib.sha256(path.read_bytes()).hexdigest()} json tree 2"] = planted
+    assert load_spec(path, remember=memo).data == _SPEC
