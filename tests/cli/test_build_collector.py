@@ -43,7 +43,8 @@ def test_the_build_command_pauses_the_collector_around_its_inputs_digest(
     monkeypatch.setenv("TOOLGEN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TOOLGEN_WORKERS", "0")
     seen: dict[str, bool] = {}
-    digest, package = build_cmd.inputs_key, build_module.package_files
+    from toolgen.builder.incremental import inputs_key as digest
+    from toolgen.emit.python import package_files as package
 
     def recording_digest(*args: Any, **kwargs: Any) -> Any:
         seen.setdefault("digest", gc.isenabled())

@@ -227,6 +227,7 @@ def test_an_edit_that_keeps_the_lines_reads_the_edited_block_alone() -> None:
     parsed.clear()
     edited = head + body.replace("text 1", "another text") + tail
     tree = load_blocks(edited, parse, memo)
+    assert tree is not None
     assert parsed == ["  tool_1:\n    operation: op1\n    description: another text\n"]
     assert _shape(tree) == _shape(_parse(edited))
     # each reading is a tree of its own: changing one leaves the next reading as the text says
