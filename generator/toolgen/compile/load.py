@@ -222,8 +222,8 @@ def read_structured(
     path: Path, display: str, remember: Remember = computed
 ) -> tuple[str, Any, Literal["json", "yaml"]]:
     """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located).
-    `remember`: whether a JSON text's tree is shallow enough (`_shallow`, a pure function of the
-    text), kept by the SHA-256 of the file's bytes (the build cache's spec table)."""
+    `remember`: a ``.json`` file's tree, else whether a JSON text's tree is shallow enough
+    (`_shallow`), kept by the SHA-256 of the file's bytes (the build cache's spec table: `_read`)."""
     read = _read(path, display, remember)
     return read.text, read.data, read.format
 
