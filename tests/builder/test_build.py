@@ -576,7 +576,7 @@ def test_a_build_with_the_collector_paused_equals_one_without(monkeypatch: pytes
     assert gc.isenabled()
     paused = build_module.build_api(intent, REPO / "generated" / "stripe", base=REPO)
     assert gc.isenabled() and gc.get_freeze_count() == 0  # restored
-    monkeypatch.setattr(build_module, "_gc_paused", contextlib.nullcontext)
+    monkeypatch.setattr(build_module, "gc_paused", contextlib.nullcontext)
     plain = build_module.build_api(intent, REPO / "generated" / "stripe", base=REPO)
     assert set(paused.files) >= {"policy.json", "models.py", "openai.json"}
     assert paused.files == plain.files

@@ -116,3 +116,26 @@ def test_a_callback_given_as_a_reference_is_not_an_error(tmp_path: Path) -> None
     sink = DiagnosticSink()
     load_spec(path, sink=sink)
     assert [d for d in sink.items if d.severity != "info"] == []
+
+
+@pytest.mark.parametrize("suffix", ["json", "yaml"])
+def test_the_content_key_follows_every_byte_of_the_file(tmp_path: Path, suffix: str) -> None:
+    """`SpecDocument.content_key` (what the validation, the locations and each operation's reads are
+    remembered by) is keyed by the SHA-256 of the file's bytes: the same bytes give the same key, any
+    edit another, even one of the same length that leaves the parsed data as it was (a key's order)."""
+    spec = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {}}
+    path = tmp_path / f"spec.{suffix}"
+
+    def key(text: str) -> str:
+        path.write_text(text, encoding="utf-8")
+        doc = load_spec(path)
+        assert doc.source_sha256 is not None
+        return doc.content_key
+
+    text = json.dumps(spec)
+    first = key(text)
+    assert key(text) == first
+    assert key(text.replace('"t"', '"u"')) != first
+    assert key(text.replace('"title": "t", "version": "1"', '"version": "1", "title": "t"')) != first
+    assert key(text + " ") != first
+    assert key("\ufeff" + text) != first  # the same text once decoded, other bytes

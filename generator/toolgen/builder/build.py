@@ -44,7 +44,7 @@ from ..search.dense_index import DenseModel, pinned_embedder
 from ..search.dense_sidecar import SIDECAR_FILE
 from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha256
 from ..search.vector_index import Embedder
-from .cache import Cache, CacheSession
+from .cache import Cache, CacheSession, digest, environment_key
 from .catalog_pieces import catalog_memo
 from .dense_cache import CachedEmbedder, dense_embedder
 from .incremental import (
@@ -148,7 +148,7 @@ def build_api(  # noqa: PLR0913
     warm = warm_up if cache is None else None
     try:
         with (
-            _gc_paused(),
+            gc_paused(),
             closing(start_worker("the Python package", warm) if "python" in emit else None) as worker,
         ):
             build = _build_api(
@@ -175,14 +175,16 @@ def build_api(  # noqa: PLR0913
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the duration of a build.
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the duration of a build (`build_api`), or of the
+    command that builds (`toolgen build` holds it from its inputs' digest on: the intent map read
+    there and the modules imported before are walked by every full collection, 30 ms of a rebuild).
 
     A build allocates millions of small, acyclic dicts and lists (schemas) while the parsed spec (a
     13 MB document is millions of objects) stays alive; every full collection walks all of them, which
     cost a third of a large build. Reference counting still frees everything the build drops; the
     previous collector state is restored afterwards. The Python package's stage runs with the
-    collector (`_gc_resumed`)."""
+    collector when it ran before the outermost pause (`_gc_resumed`)."""
     was_enabled = gc.isenabled()
     _GC_PAUSED_BY_BUILD.append(was_enabled)
     gc.disable()
@@ -194,13 +196,14 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: one entry per `_gc_paused` in progress: whether the collector ran before it paused it
+#: one entry per `gc_paused` in progress: whether the collector ran before it paused it
 _GC_PAUSED_BY_BUILD: list[bool] = []
 
 
 @contextmanager
 def _gc_resumed() -> Iterator[None]:
-    """Run the collector again inside a paused build, if it ran before the build paused it.
+    """Run the collector again inside a paused build, if it ran before the first of the pauses in
+    progress (a build inside `toolgen build`'s pause: the command's).
 
     datamodel-code-generator and black build cyclic trees (parsers, ASTs with parent links); with the
     collector paused they all stay alive until the build ends, which cost 140 MB of peak memory on
@@ -208,7 +211,7 @@ def _gc_resumed() -> Iterator[None]:
     catalogs: millions of objects that live until the build ends) is frozen meanwhile, so the
     collections walk only the new objects. Measured on Stripe's include-everything package (CPU
     seconds / peak MB of the stage): paused 9.0 / 410, default thresholds 15.0 / 270, these 11.7 / 285."""
-    if not _GC_PAUSED_BY_BUILD or not _GC_PAUSED_BY_BUILD[-1] or gc.isenabled():
+    if not _GC_PAUSED_BY_BUILD or not _GC_PAUSED_BY_BUILD[0] or gc.isenabled():
         yield
         return
     gc.freeze()  # the spec, IR and catalogs stay alive to the end: the collector need not walk them
@@ -757,8 +760,19 @@ def _build_targets(
     if errors:
         raise DiagnosticError(errors)
     if project.schema_out is not None:
-        outputs.append(Output(project.schema_out, {"": json_bytes(intent_map_json_schema())}))
+        outputs.append(Output(project.schema_out, {"": intent_map_schema(cache)}))
     return outputs, builds
+
+
+def intent_map_schema(cache: Cache | None) -> bytes:
+    """The bytes of the intent map's JSON Schema (``schema_out``, `intent_map_json_schema`): a pure
+    function of toolgen's code (the pydantic models of `toolgen.compile.intent`) and pydantic's
+    version, so remembered in `cache` under `environment_key`, which names both. pydantic writes it
+    in 15 ms, which every build paid, one whose APIs the manifest answered too."""
+    if cache is None:
+        return json_bytes(intent_map_json_schema())
+    key = digest("intent-map schema 1", environment_key())
+    return cache.memo("schema", key, lambda: json_bytes(intent_map_json_schema()))
 
 
 __all__ = ["ApiBuild", "SpecDocument", "build_api", "build_project", "emit_files", "target_options"]

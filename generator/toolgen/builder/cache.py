@@ -147,20 +147,44 @@ def environment_key() -> str:
     # found, not imported (a build answered by its manifest imports no jsonschema): a module on the
     # path without a distribution's metadata counts too
     parts.append(" ".join(name for name in _FORMAT_MODULES if importlib.util.find_spec(name) is not None))
-    for name in _LIBRARIES:
-        try:
-            parts.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            parts.append(f"{name} absent")
+    parts.extend(_library(name) for name in _LIBRARIES)
     for root in (package, template_dir()):
-        for path in sorted(root.rglob("*")):
-            if (
-                path.is_file()
-                and "__pycache__" not in path.parts
-                and path.suffix in (".py", ".j2", ".json", ".md")
-            ):
-                parts.extend((path.relative_to(root).as_posix(), path.read_bytes()))
+        for relative in _code_files(root):
+            parts.extend((relative, (root / relative).read_bytes()))
     return digest(*parts)
+
+
+def _library(name: str) -> str:
+    """What `environment_key` names of the library `name`: the name of its ``.dist-info`` folder, the
+    first on ``sys.path`` (``name-version.dist-info``, as the wheel format names it: another version
+    is another folder), else its version as its metadata states it, or ``absent``. The folder's name
+    is read where it can be: reading the version from the metadata file parses it as an e-mail, a
+    millisecond for each of the 30 libraries of every build."""
+    try:
+        found = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return f"{name} absent"
+    folder = getattr(found, "_path", None)  # a `PathDistribution`'s folder (a zip's member is no Path)
+    if isinstance(folder, Path) and folder.suffix == ".dist-info" and folder.stem.count("-") == 1:
+        return f"{name} {folder.name}"
+    return f"{name}=={found.version}"
+
+
+_CODE_SUFFIXES = (".py", ".j2", ".json", ".md")
+
+
+def _code_files(root: Path) -> list[str]:
+    """The files under `root` whose bytes are toolgen's code (`_CODE_SUFFIXES`, outside
+    ``__pycache__``), as posix paths relative to `root`, in the order of their parts (the order
+    `sorted` gives their `Path`s). One `os.walk`, which does not follow a link to a folder."""
+    found: list[tuple[str, ...]] = []
+    for folder, folders, files in os.walk(root):
+        folders[:] = [f for f in folders if f != "__pycache__"]
+        inside = Path(folder).relative_to(root).parts
+        for name in files:
+            if Path(name).suffix in _CODE_SUFFIXES and (path := Path(folder, name)).is_file():
+                found.append((*inside, path.name))
+    return ["/".join(parts) for parts in sorted(found)]
 
 
 def enabled_by_environment() -> bool:

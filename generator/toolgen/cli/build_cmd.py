@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from ..builder.build import ApiBuild, build_api, build_project, target_options
+from ..builder.build import ApiBuild, build_api, build_project, gc_paused, target_options
 from ..builder.cache import Cache, CacheSession
 from ..builder.incremental import Reused, fresh, inputs_key, remember
 from ..builder.output_files import Output, check_destinations, check_outputs, write_outputs
@@ -255,7 +255,10 @@ def build_command(
     may_end_at_once()  # the outputs and cache entries are closed and renamed, the worker joined, before it returns
     sessions: list[CacheSession] = []
     try:
-        _build(target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions, outside)
+        with gc_paused():  # the collector walks nothing this command drops (`gc_paused`)
+            _build(
+                target, api_name, out, specs, project_file, check, emit, quiet, no_cache, sessions, outside
+            )
     finally:  # a failed build: what it staged is dropped (after a commit, nothing is left)
         for session in sessions:
             session.close()

@@ -32,7 +32,8 @@ Anything that could make a block's reading depend on its neighbours fails one of
 scalar or flow collection running on past the block's end leaves the block unparseable; an alias to
 an anchor of another block, or of the skeleton, is undefined in the block; an anchor used by the
 skeleton is undefined there; a block scalar's lines are indented deeper than two spaces. Each
-block's reading is remembered under the SHA-256 of its text, so only an edited block is parsed again.
+block's reading is remembered under the SHA-256 of its text, so only an edited block is parsed again;
+so is the skeleton's when it keeps to the last rule (else it is parsed each time).
 """
 
 from __future__ import annotations
@@ -106,11 +107,7 @@ def load_blocks(text: str, parse: Parse, remember: Remember) -> Any | None:
     blocks = _blocks(lines, first, end)
     if blocks is None:
         return None
-    skeleton = "\n".join(lines[:first] + [""] * (end - first) + lines[end:])
-    try:
-        root = parse(skeleton)
-    except Exception:  # noqa: BLE001 - the whole text's parse says what is wrong
-        return None
+    root = _skeleton("\n".join(lines[:first] + [""] * (end - first) + lines[end:]), parse, remember)
     if not isinstance(root, dict) or "tools" not in root or root["tools"] is not None:
         return None
     try:
@@ -143,6 +140,37 @@ def _blocks(lines: list[str], first: int, end: int) -> list[tuple[str, int, int]
         return None
     stops = [i for _, i in heads[1:]] + [end]
     return [(name, start, stop) for (name, start), stop in zip(heads, stops, strict=True)]
+
+
+def _skeleton(text: str, parse: Parse, remember: Remember) -> Any | None:
+    """The skeleton's tree: from its reading remembered by its text when it is plain (`_record`),
+    else parsed; None when it does not parse. Its 11,500 blank lines (a draft's tools) cost ruamel's
+    scanner more than the one edited block does."""
+    key = f"intent-skeleton 1 {hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    reading = remember(key, partial(_skeleton_reading, text, parse))
+    if reading:
+        return _located(reading[0], 0)
+    try:
+        return parse(text)
+    except Exception:  # noqa: BLE001 - the whole text's parse says what is wrong
+        return None
+
+
+def _skeleton_reading(text: str, parse: Parse) -> tuple[Any, ...]:
+    """What `_skeleton` keeps of the skeleton: a 1-tuple of its tree as `_record` gives it; ``()``
+    when it does not parse to ruamel's plain mapping or holds what `_record` refuses."""
+    try:
+        root = parse(text)
+    except Exception:  # noqa: BLE001 - the whole text's parse says what is wrong
+        return ()
+    from ruamel.yaml.comments import CommentedMap
+
+    if type(root) is not CommentedMap:
+        return ()
+    try:
+        return (_record(root, set(), 0),)
+    except (_NotPlain, KeyError, TypeError, AttributeError):
+        return ()
 
 
 def _reading(block: str, name: str, parse: Parse) -> tuple[Any, ...]:

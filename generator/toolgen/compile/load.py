@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
 
@@ -80,7 +81,9 @@ class SpecDocument:
 
     path: Path
     display: str
-    text: str
+    #: the file's text, or its bytes, decoded when `text` is first read (`load_spec` of a JSON file
+    #: whose tree the build cache kept: a 13 MB text is 52 MB once one character needs four bytes)
+    source: str | bytes
     data: dict[str, Any]
     format: Literal["json", "yaml"]
     version: OpenAPIVersion
@@ -92,10 +95,20 @@ class SpecDocument:
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
     _content_key: str | None = field(default=None, repr=False)
+    #: SHA-256 (hex) of the file's bytes `text` was decoded from (`load_spec`), when known
+    source_sha256: str | None = field(default=None, repr=False, compare=False)
     #: where the line and column of a batch of pointers are remembered, by `content_key` and the
     #: pointers (`_resolve`; the build cache's spec table, so a build whose spec did not change does
     #: not scan its text again)
     remember: Remember = field(default=computed, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The file's text: `source`, or its bytes decoded as `load_spec` decoded them when it read
+        the file (UTF-8, a byte-order mark dropped), once."""
+        if isinstance(self.source, bytes):
+            self.source = _decoded(self.source)
+        return self.source
 
     @property
     def content_key(self) -> str:
@@ -103,18 +116,23 @@ class SpecDocument:
         version read from it (a Swagger 2.0 text is converted the same way each time) and, for YAML,
         the reader that parsed it (`yaml_reader`: the C and pure-Python loaders differ). The key of
         what later stages compute from the document alone (its validation, each operation's
-        `toolgen.compile.lower.reuse.OperationKeys.reads`), remembered between builds."""
+        `toolgen.compile.lower.reuse.OperationKeys.reads`), remembered between builds. When the
+        SHA-256 of the file's bytes is known (`source_sha256`), it stands for the text: the text is
+        their decoding, a pure function of them (a 13 MB text is not encoded again to be hashed)."""
         if self._content_key is None:
             h = hashlib.sha256()
             reader = yaml_reader() if self.format == "yaml" else ""
+            source = (
+                ("spec 2", self.source_sha256) if self.source_sha256 is not None else ("spec 1", self.text)
+            )
             for part in (
-                "spec 1",
+                source[0],
                 self.format,
                 reader,
                 self.version,
                 self.openapi,
                 self.swagger or "",
-                self.text,
+                source[1],
             ):
                 data = part.encode("utf-8", "surrogatepass")
                 h.update(len(data).to_bytes(8, "big"))
@@ -204,20 +222,46 @@ def read_structured(
     path: Path, display: str, remember: Remember = computed
 ) -> tuple[str, Any, Literal["json", "yaml"]]:
     """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located).
-    `remember`: whether a JSON text's tree is shallow enough (`_shallow`, a pure function of the
-    text), kept by the SHA-256 of the file's bytes (the build cache's spec table)."""
-    text, data, fmt, _ = _read(path, display, remember)
-    return text, data, fmt
+    `remember`: a ``.json`` file's tree, else whether a JSON text's tree is shallow enough
+    (`_shallow`), kept by the SHA-256 of the file's bytes (the build cache's spec table: `_read`)."""
+    read = _read(path, display, remember)
+    return read.text, read.data, read.format
 
 
-def _read(
-    path: Path, display: str, remember: Remember = computed
-) -> tuple[str, Any, Literal["json", "yaml"], bool]:
-    """`read_structured`, and whether the text may repeat a key in one object: always True for JSON
+class _Read(NamedTuple):
+    """A file as `_read` read it."""
+
+    #: its text, or its bytes when the text was not needed to give `data` (`SpecDocument.source`)
+    source: str | bytes
+    data: Any
+    format: Literal["json", "yaml"]
+    #: whether the text may repeat a key in one object (`_read`)
+    repeats: bool
+    #: SHA-256 (hex) of the file's bytes (`SpecDocument.source_sha256`)
+    source_sha256: str
+
+    @property
+    def text(self) -> str:
+        return self.source if isinstance(self.source, str) else _decoded(self.source)
+
+
+def _decoded(raw: bytes) -> str:
+    """The text of a file's bytes: UTF-8, a byte-order mark dropped (`_read` refuses other bytes)."""
+    return raw.decode("utf-8-sig")
+
+
+def _read(path: Path, display: str, remember: Remember = computed) -> _Read:
+    """`read_structured`, the SHA-256 of the file's bytes, and whether the text may repeat a key in
+    one object: always True for JSON
     (`toolgen.compile.duplicates.json_duplicate_keys` finds out), for YAML True only when a mapping
     loaded with fewer keys than it was written with (a repeated key, or a merge key's entry
     overridden) or two keys became one string (``200`` and ``'200'``), which costs the loader one
-    comparison per mapping."""
+    comparison per mapping.
+
+    With `remember`, a ``.json`` file's tree is kept by the SHA-256 of its bytes (a pure function of
+    them: their text's `json.loads`, proved shallow), and the text is decoded only when a later
+    stage reads it: a build whose spec did not change reads the tree back (`_json_tree`), not a
+    decoding and a parse (and 52 MB of text for GitHub's 13 MB, which holds a character outside the BMP)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -241,8 +285,36 @@ def _read(
             SourceLocation(display),
             "check that the file exists and is readable",
         ) from None
+    source = hashlib.sha256(raw).hexdigest()
+    if remember is computed or path.suffix.lower() != ".json":
+        return _parsed(path, display, raw, source, remember)
+    return _Read(raw, _json_tree(path, display, raw, source, remember), "json", True, source)
+
+
+def _json_tree(path: Path, display: str, raw: bytes, source: str, remember: Remember) -> Any:
+    """The tree `_parsed` gives of a JSON file's bytes `raw` (or its error), remembered as its
+    `marshal` (exact for JSON's values, a fifth of pickle's time) by `source`, their SHA-256. The
+    depth is proved on a miss (`MAX_DEPTH` is far below marshal's own bound); a remembered value
+    that does not read back is parsed again."""
+    made: list[Any] = []
+
+    def compute() -> bytes:
+        made.append(_parsed(path, display, raw, source, computed).data)
+        return marshal.dumps(made[0])
+
+    dumped = remember(f"{source} json tree 2", compute)
+    if made:
+        return made[0]
     try:
-        text = raw.decode("utf-8-sig")
+        return marshal.loads(dumped)
+    except (EOFError, ValueError, TypeError):
+        return _parsed(path, display, raw, source, computed).data
+
+
+def _parsed(path: Path, display: str, raw: bytes, source: str, remember: Remember) -> _Read:
+    """`_read` of the file's bytes `raw` (whose SHA-256 is `source`): decoded and parsed."""
+    try:
+        text = _decoded(raw)
     except UnicodeDecodeError as exc:
         raise DiagnosticError.one(
             "file-encoding",
@@ -258,9 +330,9 @@ def _read(
             shallow = (
                 _shallow(data)
                 if remember is computed
-                else remember(f"{hashlib.sha256(raw).hexdigest()} shallow 1", partial(_shallow, data))
+                else remember(f"{source} shallow 1", partial(_shallow, data))
             )
-            return text, (data if shallow else checked_tree(data, text, display)), "json", True
+            return _Read(text, data if shallow else checked_tree(data, text, display), "json", True, source)
         except RecursionError:
             raise _too_deep(text, display) from None
         except ValueError as exc:
@@ -306,7 +378,7 @@ def _read(
         raise _too_long(text, display, exc) from None
     merged: list[bool] = []
     data = _jsonify(checked_tree(data, text, display), merged)
-    return text, data, "yaml", loader.fewer_keys or bool(merged)
+    return _Read(text, data, "yaml", loader.fewer_keys or bool(merged), source)
 
 
 @lru_cache(maxsize=4)
@@ -501,35 +573,52 @@ def load_spec(
     warnings (a dropped duplicate is often its cause). `remember`: the validation's findings (by pointer, `model_findings`) and the
     duplicate keys (`duplicate_keys`), kept by the document's `SpecDocument.content_key` (the build
     cache passes one, so a build whose spec did not change neither imports nor runs openapi-pydantic,
-    nor parses the text again for duplicates).
+    nor parses the text again for duplicates), and a ``.json`` file's tree, by its bytes (`_read`).
     """
     display = display or display_path(path)
-    text, data, fmt, repeats = _read(path, display, remember)
+    read = _read(path, display, remember)
     try:
-        return _load(path, display, text, data, fmt, repeats, sink, remember)
+        return _load(path, display, read, sink, remember)
     except DiagnosticError as exc:
         if sink is None or any(d.code == "spec-duplicate-key" for d in exc.diagnostics):
             raise
         # an error raised before the model validation (`_checked`) may be a dropped duplicate's doing too
         found = duplicate_key_warnings(
-            SpecDocument(path, display, text, data, fmt, "3.0", "", repeats=repeats, remember=remember)
+            SpecDocument(
+                path,
+                display,
+                read.text,
+                read.data,
+                read.format,
+                "3.0",
+                "",
+                repeats=read.repeats,
+                remember=remember,
+            )
         )
         if not found:
             raise
         raise DiagnosticError([*exc.diagnostics, *found]) from None
 
 
+#: `SURROGATE_ESCAPE` over a file's bytes (its pattern is ASCII)
+_SURROGATE_ESCAPE_BYTES = re.compile(SURROGATE_ESCAPE.pattern.encode("ascii"))
+
+
+def _escapes_surrogate(source: str | bytes) -> bool:
+    """Whether the text (or the UTF-8 bytes it is decoded from) holds a surrogate escape
+    (`SURROGATE_ESCAPE`): the bytes give the text's answer, since the pattern is ASCII and UTF-8
+    writes each ASCII character as its own byte, and no other character with an ASCII byte."""
+    if isinstance(source, bytes):
+        return _SURROGATE_ESCAPE_BYTES.search(source) is not None
+    return SURROGATE_ESCAPE.search(source) is not None
+
+
 def _load(
-    path: Path,
-    display: str,
-    text: str,
-    data: Any,
-    fmt: Literal["json", "yaml"],
-    repeats: bool,
-    sink: DiagnosticSink | None,
-    remember: Remember,
+    path: Path, display: str, read: _Read, sink: DiagnosticSink | None, remember: Remember
 ) -> SpecDocument:
     """`load_spec` after the file is read: the document's checks, and the Swagger 2.0 conversion."""
+    text, data, fmt, repeats = read.source, read.data, read.format, read.repeats
     if not isinstance(data, dict):
         raise DiagnosticError.one(
             "spec-not-object",
@@ -537,7 +626,7 @@ def _load(
             SourceLocation(display, 1, 1, ""),
             "is this the right file?",
         )
-    if SURROGATE_ESCAPE.search(text):
+    if _escapes_surrogate(text):
         bad = surrogate_paths(data)
         if bad:
             probe = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("openapi", "")))
@@ -581,7 +670,16 @@ def _load(
         )
     return _checked(
         SpecDocument(
-            path, display, text, data, fmt, version, version_text, repeats=repeats, remember=remember
+            path,
+            display,
+            text,
+            data,
+            fmt,
+            version,
+            version_text,
+            repeats=repeats,
+            remember=remember,
+            source_sha256=read.source_sha256,
         ),
         sink,
         remember,
@@ -656,7 +754,7 @@ def _checked(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember)
 def _load_swagger2(
     path: Path,
     display: str,
-    text: str,
+    text: str | bytes,
     data: dict[str, Any],
     fmt: Literal["json", "yaml"],
     sink: DiagnosticSink | None,
