@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -439,9 +440,17 @@ def _source(node: Any) -> str:
 
 @functools.cache
 def _environment() -> Any:
+    """celpy's environment. Making one sets the process's recursion limit to 2,500 (celpy's own
+    choice, for its recursive parser), which would change what every later reader in the process
+    follows (how deep a YAML file may nest before it is refused, `toolgen.compile.load`); the limit is
+    put back, and an expression nested past what the parser then follows is refused (`check`)."""
     import celpy
 
-    return celpy.Environment()
+    limit = sys.getrecursionlimit()
+    try:
+        return celpy.Environment()
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _parse(text: str) -> Any:
@@ -481,6 +490,8 @@ def check(text: str, input_schema: Any) -> list[ConditionProblem]:
         return [exc.problem]
     except _Refused as exc:
         return [ConditionProblem(str(exc), exc.line, exc.column)]
+    except RecursionError:  # parentheses or operators nested past what the parser and checker follow
+        return [ConditionProblem("the condition nests too deeply: write it with fewer nested parts", 1, 1)]
     if kind not in ("bool", "dyn"):
         return [ConditionProblem(f"the condition is {_shown(kind)}, not bool", 1, 1)]
     return []

@@ -6,6 +6,7 @@ request that would be sent, failing closed, audited, and enforced against a real
 from __future__ import annotations
 
 import json
+import sys
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -378,3 +379,26 @@ def test_a_condition_over_arguments_too_large_to_evaluate_asks_at_once(when: str
     small = {"tags": ["x", "y"], "amount": 60_000}
     assert condition.holds(small, "a", []) == (True, "true")  # small arguments are evaluated
     assert condition.holds({"tags": ["a", "b"], "amount": 1}, "a", []) == (False, "false")
+
+
+def test_making_the_condition_environment_leaves_the_recursion_limit_as_it_was() -> None:
+    """celpy sets the process's recursion limit when its environment is made; toolgen puts it back, so
+    what a later reader follows (a YAML file's nesting) does not depend on whether a condition was
+    compiled first."""
+    from toolgen.policy import conditions
+
+    conditions._environment.cache_clear()
+    before = sys.getrecursionlimit()
+    compile_condition("args.amount > 5", {"type": "object", "properties": {"amount": {"type": "integer"}}})
+    assert sys.getrecursionlimit() == before
+
+
+@pytest.mark.parametrize("levels", [60, 500, 990])
+def test_a_condition_nested_too_deeply_is_a_problem_not_a_crash(levels: int) -> None:
+    schema = {"type": "object", "properties": {"amount": {"type": "integer"}}}
+    text = "(" * levels + "args.amount > 5" + ")" * levels
+    (problem,) = check(text, schema)
+    assert "nests too deeply" in problem.message
+    with pytest.raises(ValueError, match="nests too deeply"):
+        compile_condition(text, schema)
+    assert check("((args.amount > 5))", schema) == []
