@@ -38,7 +38,7 @@ from toolgen.compile.ir import Tool
 from toolgen.dialects import DialectOptions
 from toolgen.dialects.anthropic import ANTHROPIC_MAX_STRICT_TOOLS
 from toolgen.emit import content_pickle
-from toolgen.emit.policy import POLICY_LINE, ROW_JSON
+from toolgen.emit.policy import POLICY_LINE, row_facts
 
 __all__ = ["draft"]  # the fixture, shared with test_remembered_tools
 
@@ -188,8 +188,10 @@ def test_each_record_keeps_what_the_stages_derived_from_its_entry(draft: Path) -
 
 def test_each_record_keeps_what_the_stages_derived_from_its_tool(draft: Path) -> None:
     """Beside its entries, each record holds what the stages derived from the IR tool itself
-    (`TOOL_VALUES`): the members of its policy row's JSON read without making it and the row's line in
-    POLICY.md; each is what the build without the cache writes of that tool."""
+    (`TOOL_VALUES`): its policy row's line in POLICY.md, the line the build without the cache writes;
+    a row with argument rewrites is not the tool's own and has none. The members a tool's own row is
+    grouped by in the search index, read from the row without making its JSON (`row_facts`), are its
+    JSON's."""
     cache = Cache(draft / "cache")
     build = _build(draft, cache)
     _, table = _table(cache)
@@ -198,35 +200,31 @@ def test_each_record_keeps_what_the_stages_derived_from_its_tool(draft: Path) ->
     rewritten = [t for t in build.ir.tools if t.name in build.catalogs.rewrites]
     for tool, row in zip(build.ir.tools, policy, strict=True):
         values = pickle.loads(table[_record_key(tool)])[1][TOOL_VALUES]
-        if tool in rewritten:  # a row with argument rewrites is not the tool's own: keyed by both
-            assert values == {}
+        assert row_facts(tool.policy) == tuple(
+            (k, tool.policy.to_json()[k]) for k, _ in row_facts(tool.policy)
+        )
+        if tool in rewritten:
+            assert values == {} and row != tool.policy.to_json()
             continue
         assert row == tool.policy.to_json()
-        assert values[ROW_JSON] == tuple((k, row[k]) for k in ("tool", "intent", "mode", "toolset"))
-        assert values[POLICY_LINE] in lines and values[POLICY_LINE].startswith(f"| `{tool.name}`")
-        assert set(values) == {ROW_JSON, POLICY_LINE}
+        assert set(values) == {POLICY_LINE} and values[POLICY_LINE] in lines
+        assert values[POLICY_LINE].startswith(f"| `{tool.name}`")
     assert 0 < len(rewritten) < len(build.ir.tools) / 4  # both kinds of row are checked
 
 
-@pytest.mark.parametrize("planted", ["facts", "line"])
-def test_a_value_derived_from_the_tool_is_what_the_build_writes(draft: Path, planted: str) -> None:
-    """The values kept with the tool are used, not recomputed: a record whose policy row (the members
-    read without making its JSON, or its POLICY.md line) was changed by hand makes the file written from
-    it differ (search.json: the row's intent groups it with another operation's)."""
+def test_a_policy_line_kept_with_the_tool_is_what_the_build_writes(draft: Path) -> None:
+    """The POLICY.md line kept with the tool is used, not recomputed: a record whose line was changed by
+    hand makes POLICY.md differ, and nothing else."""
     cache = Cache(draft / "cache")
     first = _build(draft, cache)
     key, table = _table(cache)
     tool = next(t for t in first.ir.tools if t.name == "issues_get")
     entries, derived = pickle.loads(table[_record_key(tool)])
     values = derived[TOOL_VALUES]
-    if planted == "facts":
-        values[ROW_JSON] = tuple((k, "pulls_get" if k == "intent" else v) for k, v in values[ROW_JSON])
-    else:
-        values[POLICY_LINE] = values[POLICY_LINE].replace("issues_get", "issues_got")
+    values[POLICY_LINE] = values[POLICY_LINE].replace("issues_get", "issues_got")
     _plant(cache, key, table | {_record_key(tool): pickle.dumps((entries, derived), protocol=5)})
     warm = _build(draft, cache)
-    changed = {"facts": "search.json", "line": "POLICY.md"}
-    assert [f for f in first.files if warm.files[f] != first.files[f]] == [changed[planted]]
+    assert [f for f in first.files if warm.files[f] != first.files[f]] == ["POLICY.md"]
 
 
 def test_the_anthropic_check_with_tool_search_says_what_the_whole_check_says() -> None:

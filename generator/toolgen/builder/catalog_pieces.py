@@ -11,18 +11,17 @@ from each entry object as `build_catalogs` returned it (`toolgen.emit.derived`):
 bytes and o200k tokens (`toolgen.emit.build_report.measure`), whether it keeps its dialect's rules
 (`toolgen.builder.incremental.conformance_problems`), what Anthropic's strict choice reads of it
 (`Dialect.select_facts`) and its indented JSON in the catalog file (`toolgen.emit.json_bytes`); and, in
-the slot `TOOL_VALUES`, the values the later stages derived from the IR tool itself: the members of
-its policy row's JSON that the search index groups rows by (`toolgen.emit.policy.table_json`) and
-the row's line in POLICY.md (`toolgen.emit.policy.policy_markdown`), each only for a row that is the
-tool's own (no argument rewrites). A record is keyed by the digest of the tool's content (`toolgen.emit.content_pickle`
+the slot `TOOL_VALUES`, the values the later stages derived from the IR tool itself: its policy row's
+line in POLICY.md (`toolgen.emit.policy.policy_markdown`, for a row that is the tool's own: no
+argument rewrites). A record is keyed by the digest of the tool's content (`toolgen.emit.content_pickle`
 of the final `Tool`: every field, in order, so a description another tool's routing note rewrote is
 another key). Each derived value is a pure function of an entry, so of that key and the table's (the
 dialect options), or of the tool's content alone (a policy row is ``tool.policy``, one of its fields,
 and its line in POLICY.md reads that row alone): a tool an edit did not reach costs one record read
 back (one unpickling for its four entries and their values), where each entry and each value cost a
 key of its own (a digest), a look-up in the table of its kind and an unpickling; and its policy row's
-JSON is not even made (`toolgen.emit.LazyJson`: its indented JSON and its search document are found
-by the tool's digest).
+JSON is not even made (`toolgen.emit.policy.table_json`: its indented JSON and its search document
+are found by the tool's digest).
 
 The later stages derive values only from the very object the memo returned (`toolgen.emit.derived`
 looks it up by identity): an object a whole-catalog stage made anew (a tool Anthropic's budget made

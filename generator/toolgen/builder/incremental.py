@@ -21,9 +21,8 @@ reuses, each giving exactly the bytes a build without the cache gives:
 - **catalog entries** (`toolgen.builder.catalog_pieces.CatalogMemo`): each tool's object, warnings and
   argument rewrites in each dialect, by the final tool's content (its pickle: every field, in order) and
   the dialect's name and options, kept with what the later stages derive from the entry (its sizes,
-  conformance verdict, strict-choice facts and indented JSON) and from the tool itself (what the search
-  index reads of its policy row, the row's POLICY.md line); one edited tool is transformed again, the
-  others are read back with those values.
+  conformance verdict, strict-choice facts and indented JSON) and from the tool itself (its policy row's
+  POLICY.md line); one edited tool is transformed again, the others are read back with those values.
 - **the last build's tools** (`LastTools`): every intent's IR tools as the last build made them,
   by its operation's lowering key, in one entry read with one unpickling
   (`toolgen.compile.lower.remembered_tools`); an edited intent's tools are made again, the others are

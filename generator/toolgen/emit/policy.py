@@ -14,11 +14,11 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..compile.ir import ApiIR, Tool
+from ..compile.ir import ApiIR
 from ..dialects import allows_code_callers
 from ..policy.format import InputRef, MappingValue, NarrowedArg, PolicyRow, PolicyTable, StepRef
 from ..remember import Remember, computed
-from . import LazyJson, also_known, derived, has_record, immutable_value, known_from, piece_key
+from . import LazyJson, also_known, derived, has_record, known_from, piece_key
 
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
@@ -55,22 +55,23 @@ def table_json(
 ) -> dict[str, Any]:
     """``table.to_json()`` for ``table = policy_table(ir, rewrites)``. A row that is its tool's own
     (``tool.policy``: no argument rewrites) is a pure function of the IR `Tool`'s content: when the
-    build cache keeps a record of the tool, the row is its JSON made only when read
-    (`toolgen.emit.LazyJson`: its tool, intent, mode and toolset kept in the record,
-    `toolgen.emit.derived`), known by the tool's digest (`toolgen.emit.known_from`: its indented JSON
-    and its search document are keyed without making it), so an unchanged tool's row is not made at
-    all. Any other row's JSON goes through `remember`, keyed by its tool and the
-    tool's rewrites, and is known by that key to the later stages' keys (`toolgen.emit.also_known`)."""
+    tool is known by its digest (the build cache's `toolgen.emit.known_contents`), the row is its JSON
+    made only when read (`toolgen.emit.LazyJson`: its tool, intent, mode and toolset read from the
+    row itself), known by the tool's digest (`toolgen.emit.known_from`: its indented JSON and its
+    search document are keyed without making it), so an unchanged tool's row is not made at all. Any
+    other row's JSON goes through `remember`, keyed by its tool and the tool's rewrites, and is known
+    by that key to the later stages' keys (`toolgen.emit.also_known`)."""
     if remember is computed:
         return table.to_json()
     value = replace(table, tools=()).to_json()
     rows: list[Any] = []
     for tool, row in zip(ir.tools, table.tools, strict=True):
-        if row is tool.policy and has_record(tool):
-            found: Any = _lazy_row_json(tool, row)
+        found: Any = None
+        if row is tool.policy:
+            found = LazyJson(row.to_json, row_facts(row))
             if not known_from(found, tool, ROW_JSON):
-                found = found.value()  # not known by the tool's digest: keyed by its content
-        else:
+                found = None  # the tool is not known by a digest: keyed by its content
+        if found is None:
             key = piece_key("policy-row 1", tool, rewrites.get(tool.name))
             found = remember(key, row.to_json)
             also_known(found, key)
@@ -79,27 +80,15 @@ def table_json(
     return value
 
 
-#: what a tool's record names the members of its policy row's JSON read without making it, and what the
-#: row is known by beside the tool's digest (`table_json`): a new version for another JSON
+#: what a tool's own policy row's JSON is known by, beside the tool's digest (`table_json`): a new version
+#: for another JSON
 ROW_JSON = "policy-row 2"
-#: the members of a row's JSON known without making it (what `toolgen.search.text_index.search_documents`
-#: groups and orders the rows by)
-_ROW_FACTS = ("tool", "intent", "mode", "toolset")
 
 
-def _lazy_row_json(tool: Tool, row: PolicyRow) -> LazyJson:
-    """``row.to_json()`` (`row` is ``tool.policy``) made when read, its members of `_ROW_FACTS` that are
-    immutable values kept in `tool`'s record (`toolgen.emit.derived`; when they are not there, the JSON
-    is made for them, and given made)."""
-    made: list[dict[str, Any]] = []
-
-    def facts() -> tuple[tuple[str, Any], ...]:
-        value = row.to_json()
-        made.append(value)
-        return tuple((k, value[k]) for k in _ROW_FACTS if k in value and immutable_value(value[k]))
-
-    known = derived(tool, ROW_JSON, facts)
-    return LazyJson(row.to_json, known, made[0] if made else None)
+def row_facts(row: PolicyRow) -> tuple[tuple[str, Any], ...]:
+    """The members of ``row.to_json()`` that `toolgen.search.text_index.search_documents` groups and
+    orders the rows by, read from the row itself (``to_json`` copies them as they are)."""
+    return (("tool", row.tool), ("intent", row.intent), ("mode", row.mode), ("toolset", row.toolset))
 
 
 def _md(text: str) -> str:
