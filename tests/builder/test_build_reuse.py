@@ -295,30 +295,63 @@ def _policy_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
     intent = _write_inputs(tmp_path, state)
     cache = Cache(tmp_path / "cache")
     first = build_api(intent, tmp_path / "out", cache=cache)
-    assert first.computed["policy"] == len(first.ir.tools)
+    rewritten = [t.name for t in first.ir.tools if t.name in first.catalogs.rewrites]
+    assert rewritten == ["preview_plant_tree"]  # Gemini takes its recursive tree as a JSON string
+    assert first.computed["policy"] == len(rewritten)  # the other rows are kept with their tools
     state["effects"][3] = "write"
     _write_inputs(tmp_path, state)
     return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
 
 
 def test_remembered_policy_rows_follow_their_tools(tmp_path: Path) -> None:
-    """Each policy row's JSON is remembered by its tool's content and argument rewrites
-    (`toolgen.emit.policy.table_json`): after an edit of one intent, only its rows are made again and
-    the files are a cold build's."""
+    """Each policy row's JSON is kept with its tool's catalog record, by the tool's content, or (a row
+    with argument rewrites) remembered by its tool's content and rewrites
+    (`toolgen.emit.policy.table_json`): after an edit of one intent, the files are a cold build's."""
     warm, cold = _policy_edited_builds(tmp_path)
     assert warm.files == cold.files
-    assert 0 < warm.computed["policy"] < len(warm.ir.tools)
+    assert warm.computed["policy"] == 0  # the rewritten row was found by its key
 
 
-def test_policy_rows_keyed_without_the_tool_are_caught(
+def test_policy_rows_kept_by_the_tool_name_are_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The check above can fail: keyed by the tool's name alone, the row of the intent before the
-    edit comes back."""
+    """The check above can fail: the values derived from a tool kept by its name (not in the record of
+    its content), the POLICY.md line of the intent before the edit comes back (its row's JSON is made
+    from the tool itself; what the record keeps of it, the members the search index groups by, did
+    not change)."""
+    kept: dict[tuple[str, str], Any] = {}
+
+    def by_name(tool: Any, what: str, compute: Any, otherwise: Any = None) -> Any:
+        return (
+            kept[(tool.name, what)]
+            if (tool.name, what) in kept
+            else kept.setdefault((tool.name, what), compute())
+        )
+
+    monkeypatch.setattr("toolgen.emit.policy.derived", by_name)
+    warm, cold = _policy_edited_builds(tmp_path)
+    assert warm.files["POLICY.md"] != cold.files["POLICY.md"]
+    assert warm.files["policy.json"] == cold.files["policy.json"]
+
+
+def test_policy_rows_with_rewrites_keyed_without_the_tool_are_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row with argument rewrites is keyed by its tool and the rewrites: keyed by the tool's name
+    alone, the row from before its toolset was renamed comes back."""
     monkeypatch.setattr(
         "toolgen.emit.policy.piece_key", lambda kind, tool, rewrites: piece_key(kind, tool.name)
     )
-    warm, cold = _policy_edited_builds(tmp_path)
+    state = _fresh_state()
+    intent = _write_inputs(tmp_path, state)
+    cache = Cache(tmp_path / "cache")
+    build_api(intent, tmp_path / "out", cache=cache)
+    edited = json.loads(intent.read_text(encoding="utf-8"))  # the tree tools' toolset renamed
+    edited["toolsets"] = {"groves": edited["toolsets"].pop("trees")}
+    edited["include"][0]["toolset"] = "groves"
+    intent.write_text(json.dumps(edited), encoding="utf-8")
+    warm, cold = (build_api(intent, tmp_path / "out", cache=c) for c in (cache, None))
+    assert b'"toolset": "groves"' in cold.files["policy.json"]
     assert warm.files["policy.json"] != cold.files["policy.json"]
 
 

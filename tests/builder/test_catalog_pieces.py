@@ -10,6 +10,7 @@ not read."""
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,13 @@ from tests.support.profiles import examples
 
 from toolgen.builder.build import ApiBuild
 from toolgen.builder.cache import Cache, digest
-from toolgen.builder.catalog_pieces import CatalogMemo, record_key
+from toolgen.builder.catalog_pieces import TOOL_VALUES, CatalogMemo, record_key
 from toolgen.builder.incremental import pickled_table
 from toolgen.compile.ir import Tool
 from toolgen.dialects import DialectOptions
 from toolgen.dialects.anthropic import ANTHROPIC_MAX_STRICT_TOOLS
 from toolgen.emit import content_pickle
+from toolgen.emit.policy import POLICY_LINE, row_facts
 
 __all__ = ["draft"]  # the fixture, shared with test_remembered_tools
 
@@ -172,7 +174,9 @@ def test_each_record_keeps_what_the_stages_derived_from_its_entry(draft: Path) -
     lacking = []
     for payload in table.values():
         entries, derived = pickle.loads(payload)
-        assert set(entries) == set(derived) == {"openai", "anthropic", "gemini", "mcp"}
+        assert set(entries) == {"openai", "anthropic", "gemini", "mcp"}
+        assert set(derived) == {*entries, TOOL_VALUES}
+        del derived[TOOL_VALUES]  # the values derived from the IR tool itself: the next test
         for record in derived.values():
             assert record
             if not {"o200k-object", "json"} <= {name.split(" ")[0] for name in record}:
@@ -180,6 +184,47 @@ def test_each_record_keeps_what_the_stages_derived_from_its_entry(draft: Path) -
     # an entry Anthropic's budget made strict is another object (keyed by its content, not kept here)
     assert len(lacking) <= ANTHROPIC_MAX_STRICT_TOOLS
     assert all(list(record) == ["select-facts 1 anthropic"] for record in lacking)
+
+
+def test_each_record_keeps_what_the_stages_derived_from_its_tool(draft: Path) -> None:
+    """Beside its entries, each record holds what the stages derived from the IR tool itself
+    (`TOOL_VALUES`): its policy row's line in POLICY.md, the line the build without the cache writes;
+    a row with argument rewrites is not the tool's own and has none. The members a tool's own row is
+    grouped by in the search index, read from the row without making its JSON (`row_facts`), are its
+    JSON's."""
+    cache = Cache(draft / "cache")
+    build = _build(draft, cache)
+    _, table = _table(cache)
+    policy = json.loads(build.files["policy.json"])["tools"]
+    lines = build.files["POLICY.md"].decode("utf-8").splitlines()
+    rewritten = [t for t in build.ir.tools if t.name in build.catalogs.rewrites]
+    for tool, row in zip(build.ir.tools, policy, strict=True):
+        values = pickle.loads(table[_record_key(tool)])[1][TOOL_VALUES]
+        assert row_facts(tool.policy) == tuple(
+            (k, tool.policy.to_json()[k]) for k, _ in row_facts(tool.policy)
+        )
+        if tool in rewritten:
+            assert values == {} and row != tool.policy.to_json()
+            continue
+        assert row == tool.policy.to_json()
+        assert set(values) == {POLICY_LINE} and values[POLICY_LINE] in lines
+        assert values[POLICY_LINE].startswith(f"| `{tool.name}`")
+    assert 0 < len(rewritten) < len(build.ir.tools) / 4  # both kinds of row are checked
+
+
+def test_a_policy_line_kept_with_the_tool_is_what_the_build_writes(draft: Path) -> None:
+    """The POLICY.md line kept with the tool is used, not recomputed: a record whose line was changed by
+    hand makes POLICY.md differ, and nothing else."""
+    cache = Cache(draft / "cache")
+    first = _build(draft, cache)
+    key, table = _table(cache)
+    tool = next(t for t in first.ir.tools if t.name == "issues_get")
+    entries, derived = pickle.loads(table[_record_key(tool)])
+    values = derived[TOOL_VALUES]
+    values[POLICY_LINE] = values[POLICY_LINE].replace("issues_get", "issues_got")
+    _plant(cache, key, table | {_record_key(tool): pickle.dumps((entries, derived), protocol=5)})
+    warm = _build(draft, cache)
+    assert [f for f in first.files if warm.files[f] != first.files[f]] == ["POLICY.md"]
 
 
 def test_the_anthropic_check_with_tool_search_says_what_the_whole_check_says() -> None:

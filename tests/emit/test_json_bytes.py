@@ -178,3 +178,60 @@ def test_a_value_derived_from_a_known_object_is_kept_in_its_record_and_only_for_
     with known_contents():  # a record in an outer scope is not this scope's
         assert derived(tool, "size", lambda: compute(6)) == 6
     assert len(calls) == 7
+
+
+def test_a_value_made_from_a_known_object_is_keyed_by_its_digest() -> None:
+    """`known_from`: an object made from a known object (a policy row's JSON from its tool) is keyed by
+    that object's digest and the name given (another name: another key); outside a scope, or made from
+    an object not known, nothing is said; `has_record` tells an object with a record (`keep_derived`)."""
+    from toolgen.emit import has_record, keep_derived, known_contents, known_from, piece_key
+
+    tool = ("tool", 1)
+    row = {"tool": "a", "mode": "read"}
+    twin = {"tool": "a", "mode": "read"}
+    by_content = piece_key("doc", row)
+    assert not known_from(row, tool, "row 1") and not has_record(tool)
+    with known_contents() as register:
+        assert not known_from(row, tool, "row 1") and piece_key("doc", row) == by_content
+        register(tool, "d1")
+        assert not has_record(tool)
+        keep_derived(tool, {})
+        assert has_record(tool) and not has_record(row)
+        assert known_from(row, tool, "row 1")
+        keyed = piece_key("doc", row)
+        assert keyed != by_content and piece_key("doc", twin) == by_content
+        assert known_from(twin, tool, "row 2") and piece_key("doc", twin) not in (keyed, by_content)
+        assert known_from(twin, tool, "row 1") and piece_key("doc", twin) == keyed
+    assert piece_key("doc", row) == by_content
+
+
+def test_a_lazy_object_is_made_only_for_a_member_it_does_not_know() -> None:
+    """`LazyJson`: its facts are answered without making it (a maker that fails shows it); any other
+    member, its length or its keys make it, once; `json_bytes` writes it as the dict it holds, member by
+    member or through the standard library's path, with or without a memo."""
+    from toolgen.emit import LazyJson
+
+    def fail() -> dict[str, Any]:
+        raise AssertionError("made")
+
+    unmade = LazyJson(fail, (("tool", "a"), ("toolset", None)))
+    assert unmade["tool"] == "a" and unmade.get("toolset") is None
+    with pytest.raises(AssertionError, match="made"):
+        unmade["mode"]
+    with pytest.raises(TypeError, match="list"):
+        LazyJson(lambda: [1], ())["tool"]  # type: ignore[arg-type,return-value]
+    row = {"tool": "a", "mode": "read", "request": {"schema": {"type": "object"}, "n": [1, 2.5, None]}}
+    calls: list[int] = []
+
+    def make() -> dict[str, Any]:
+        calls.append(1)
+        made: dict[str, Any] = json.loads(json.dumps(row))
+        return made
+
+    lazy = LazyJson(make, (("tool", "a"),))
+    assert dict(lazy) == row and len(lazy) == 3 and lazy.value() is lazy.value() and len(calls) == 1
+    assert LazyJson(fail, (), row).value() is row  # given made
+    for rows in ([lazy], [lazy, {"t": (1, 2)}]):  # the second takes the standard library's path
+        plain = [row, *rows[1:]]
+        assert json_bytes(rows) == _reference(plain)
+        assert json_bytes({"tools": rows}, Memo()) == _reference({"tools": plain})

@@ -10,15 +10,21 @@ each final tool, a **record**: its entry in each dialect, and the values the lat
 from each entry object as `build_catalogs` returned it (`toolgen.emit.derived`): its compact JSON's
 bytes and o200k tokens (`toolgen.emit.build_report.measure`), whether it keeps its dialect's rules
 (`toolgen.builder.incremental.conformance_problems`), what Anthropic's strict choice reads of it
-(`Dialect.select_facts`) and its indented JSON in the catalog file (`toolgen.emit.json_bytes`). A record
-is keyed by the digest of the tool's content (`toolgen.emit.content_pickle` of the final `Tool`: every
-field, in order, so a description another tool's routing note rewrote is another key), or by the digest
-the lowering already has of it (`toolgen.builder.incremental.LastTools.content_digest`: the one kept
-with the tool the last build made, or for a routing note's tool one naming that tool and its new
-description), so a tool an edit did not reach is not serialised to be found. Each derived
-value is a pure function of an entry, so of that key and the table's: a tool an edit did not reach
-costs one record read back (one unpickling for its four entries and their values), where each entry
-and each value cost a key of its own (a digest), a look-up in the table of its kind and an unpickling.
+(`Dialect.select_facts`) and its indented JSON in the catalog file (`toolgen.emit.json_bytes`); and, in
+the slot `TOOL_VALUES`, the values the later stages derived from the IR tool itself: its policy row's
+line in POLICY.md (`toolgen.emit.policy.policy_markdown`, for a row that is the tool's own: no
+argument rewrites). A record is keyed by the digest of the tool's content (`toolgen.emit.content_pickle`
+of the final `Tool`: every field, in order, so a description another tool's routing note rewrote is
+another key), or by the digest the lowering already has of it
+(`toolgen.builder.incremental.LastTools.content_digest`: the one kept with the tool the last build
+made, or for a routing note's tool one naming that tool and its new description), so a tool an edit
+did not reach is not serialised to be found. Each derived value is a pure function of an entry, so of
+that key and the table's (the dialect options), or of the tool's content alone (a policy row is
+``tool.policy``, one of its fields, and its line in POLICY.md reads that row alone): a tool an edit
+did not reach costs one record read back (one unpickling for its four entries and their values), where
+each entry and each value cost a key of its own (a digest), a look-up in the table of its kind and an
+unpickling; and its policy row's JSON is not even made (`toolgen.emit.policy.table_json`: its indented
+JSON and its search document are found by the tool's digest).
 
 The later stages derive values only from the very object the memo returned (`toolgen.emit.derived`
 looks it up by identity): an object a whole-catalog stage made anew (a tool Anthropic's budget made
@@ -45,6 +51,8 @@ from .incremental import PieceTable
 
 #: the record's format, in the table's key: a table of another format is another table
 RECORD_FORMAT = "catalog-record 2"
+#: the record's slot, beside its dialects', for the values derived from the IR tool itself (no dialect's name)
+TOOL_VALUES = "tool"
 
 
 class CatalogMemo:
@@ -60,9 +68,10 @@ class CatalogMemo:
     object it returns with the digests of its table and key and its dialect
     (`toolgen.emit.known_contents`), so the later stages' keys of that object need not serialise it
     and the values they derive from it are kept in its record (`toolgen.emit.keep_derived`); and each
-    IR `Tool` with the digest of its content (the key of its policy row's JSON,
-    `toolgen.emit.policy.table_json`). `known`: the digest of a tool's content the lowering already has
-    (`toolgen.builder.incremental.LastTools.content_digest`), None when it has none."""
+    IR `Tool` with the digest of its content, the values derived from it kept in its record's slot
+    `TOOL_VALUES` (what `toolgen.emit.policy` derives from its policy row). `known`: the digest of a
+    tool's content the lowering already has (`toolgen.builder.incremental.LastTools.content_digest`),
+    None when it has none."""
 
     def __init__(
         self,
@@ -93,10 +102,12 @@ class CatalogMemo:
             content = (self._known(tool) if self._known is not None else None) or hashlib.sha256(
                 content_pickle(tool)
             ).hexdigest()
-            if self._register is not None:  # known by its content to the later stages' keys (its policy row)
-                self._register(tool, f"tool {content}")
             key = record_key(content)
-            self._last = (tool, key, self._used.get(key) or self._read(key))
+            found = self._used.get(key) or self._read(key)
+            self._last = (tool, key, found)
+            if self._register is not None:  # known by its content to the later stages' keys (its policy row),
+                self._register(tool, f"tool {content}")  # what they derive from it kept in its record
+                keep_derived(tool, found.derived.setdefault(TOOL_VALUES, {}))
         _, key, record = self._last
         assert record is not None
         self._used[key] = record

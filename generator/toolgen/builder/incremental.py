@@ -21,8 +21,8 @@ reuses, each giving exactly the bytes a build without the cache gives:
 - **catalog entries** (`toolgen.builder.catalog_pieces.CatalogMemo`): each tool's object, warnings and
   argument rewrites in each dialect, by the final tool's content (its pickle: every field, in order) and
   the dialect's name and options, kept with what the later stages derive from the entry (its sizes,
-  conformance verdict, strict-choice facts and indented JSON); one edited tool is transformed again,
-  the others are read back with those values.
+  conformance verdict, strict-choice facts and indented JSON) and from the tool itself (its policy row's
+  POLICY.md line); one edited tool is transformed again, the others are read back with those values.
 - **the last build's tools** (`LastTools`): every intent's IR tools as the last build made them,
   by its operation's lowering key, in one entry read with one unpickling
   (`toolgen.compile.lower.remembered_tools`); an edited intent's tools are made again, the others are
@@ -428,10 +428,11 @@ class BuildPieces:
     `toolgen.compile.load.SpecDocument.content_key`: its validation's findings, each operation's
     `toolgen.compile.lower.reuse.OperationKeys.reads`), `select` (what a dialect's whole-catalog
     choice reads of each catalog entry, `toolgen.dialects.Dialect.select_facts`: Anthropic's strict
-    subset and budgets), `policy` (each policy row's JSON, by its tool and the tool's argument
-    rewrites, `toolgen.emit.policy.table_json`). The sizes, verdicts, facts and JSON of a catalog entry the
-    build cache made or read back are kept with the entry instead (`toolgen.builder.catalog_pieces`):
-    these tables hold those of the objects a whole-catalog stage made (strict tools, deferred views)."""
+    subset and budgets), `policy` (the JSON of each policy row with argument rewrites, by its tool and the
+    rewrites, `toolgen.emit.policy.table_json`; a row that is its tool's own is made from the tool when
+    read). The sizes, verdicts, facts and JSON of a catalog entry the build cache made or read back are
+    kept with the entry instead (`toolgen.builder.catalog_pieces`): these tables hold those of the
+    objects a whole-catalog stage made (strict tools, deferred views)."""
 
     tokens: Remember
     json: Remember

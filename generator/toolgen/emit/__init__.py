@@ -15,7 +15,7 @@ import io
 import json
 import marshal
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from json.encoder import encode_basestring
@@ -91,6 +91,25 @@ def keep_derived(obj: Any, record: dict[str, Any]) -> None:
         _RECORDS[-1][id(obj)] = (obj, record)
 
 
+def has_record(obj: Any) -> bool:
+    """Whether the innermost `known_contents` scope in progress keeps a record of the values derived from
+    this very object (`keep_derived`)."""
+    found = _RECORDS[-1].get(id(obj)) if _RECORDS else None
+    return found is not None and found[0] is obj
+
+
+def known_from(obj: Any, source: Any, name: str) -> bool:
+    """Say that `obj` is a pure function of `source`'s content and of what `name` names (a policy row's
+    JSON of its IR tool: ``"policy-row 2"``), in the innermost `known_contents` scope in progress, when
+    `source` is known there (else nothing): `obj` is then known to `piece_key` by `source`'s digest and
+    `name`, not walked. `obj` must not be changed while the scope lasts. Returns whether it was."""
+    known = _KNOWN[-1].get(id(source)) if _KNOWN else None
+    if known is None or known[0] is not source:
+        return False
+    _KNOWN[-1][id(obj)] = (obj, known[1] + b" " + name.encode("utf-8"))
+    return True
+
+
 def derived(obj: Any, what: str, compute: Callable[[], _V], otherwise: Callable[[], _V] | None = None) -> _V:
     """``compute()``, a pure function of `obj`'s content that `what` names (the function, its version and
     its other arguments: ``"o200k-object"``, ``"json '    ' 1"``), taken from `obj`'s record when the
@@ -129,6 +148,55 @@ def also_known(obj: Any, digest: str) -> None:
         _KNOWN[-1][id(obj)] = (obj, b"known content " + digest.encode("ascii"))
 
 
+class LazyJson(Mapping[str, Any]):
+    """A JSON object made by ``make()`` (a pure function) only when a member other than those of `facts`
+    (``((name, value), ...)``: members known without making it) is asked for, or given made (`value`):
+    the JSON of a policy row whose indented JSON and search document are found by its digest
+    (`known_from`) is then never made at all. Each instance makes its own object (nothing made is
+    shared with another object or build); `value` is that object, a plain dict. `json_bytes` writes
+    it as that dict."""
+
+    __slots__ = ("_facts", "_make", "_value")
+
+    def __init__(
+        self,
+        make: Callable[[], dict[str, Any]],
+        facts: tuple[tuple[str, Any], ...],
+        value: dict[str, Any] | None = None,
+    ) -> None:
+        self._make = make
+        self._facts = dict(facts)
+        self._value = value
+
+    def value(self) -> dict[str, Any]:
+        """The object as a plain dict (made once, then the same dict). Raises TypeError when ``make()``
+        gives anything else."""
+        if self._value is None:
+            made = self._make()
+            if type(made) is not dict:
+                raise TypeError(f"a lazy JSON object made {type(made).__name__}, not a dict")
+            self._value = made
+        return self._value
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._facts:
+            return self._facts[name]
+        return self.value()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.value())
+
+    def __len__(self) -> int:
+        return len(self.value())
+
+
+def _plain(value: Any) -> Any:
+    """`value`, or the dict a `LazyJson` holds (`json.dumps`'s ``default``)."""
+    if type(value) is LazyJson:
+        return value.value()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def content_pickle(value: Any) -> bytes:
     """`value` pickled without the pickler's memo: an object reached twice is written twice, so the
     bytes depend on the content alone, not on which parts happen to be shared (an IR whose equal
@@ -155,7 +223,7 @@ def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
     one string of the whole file and then encoding it cost (Stripe 25 times over: 650 MB of output).
     `remember`: each object in a list of the outer two levels (a catalog's tool, a policy row) is
     encoded through it, keyed by its content and indent (`piece_key`), so a build that changed one
-    tool encodes that tool alone.
+    tool encodes that tool alone. A `LazyJson` object is written as the dict it holds.
     """
     if remember is computed:
         remember = None  # nothing is remembered: no piece's key (a digest of its content) is needed
@@ -163,7 +231,8 @@ def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
         parts: list[bytes] = []
         _stream(value, "", parts, 2, remember, {})
     except (_Unsupported, RecursionError):
-        return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, default=_plain)
+        return (text + "\n").encode("utf-8")
     parts.append(b"\n")
     return b"".join(parts)
 
@@ -191,7 +260,7 @@ def _stream(
     parts.append(b"[\n")
     for i, item in enumerate(value):
         parts.append(((",\n" if i else "") + inner).encode("utf-8"))
-        if remember is not None and type(item) is dict:
+        if remember is not None and (type(item) is dict or type(item) is LazyJson):
             parts.append(
                 derived(
                     item,
@@ -201,18 +270,22 @@ def _stream(
                 )
             )
         else:
-            _stream(item, inner, parts, levels - 1, None, seen)
+            _stream(item.value() if type(item) is LazyJson else item, inner, parts, levels - 1, None, seen)
     parts.append(("\n" + indent + "]").encode("utf-8"))
 
 
 def _remembered(value: Any, indent: str, levels: int, remember: Remember, seen: _Seen) -> bytes:
-    """`_encoded` through `remember`, keyed by the value's content and the indent (`piece_key`)."""
-    return remember(piece_key("json", indent, levels, value), partial(_encoded, value, indent, levels, seen))
+    """`_encoded` through `remember`, keyed by the value's content and the indent (`piece_key`; a
+    `LazyJson` not known by a digest, by the dict it holds)."""
+    part = value
+    if type(value) is LazyJson and not (_KNOWN and _known_part(value, _KNOWN[-1]) is not value):
+        part = value.value()
+    return remember(piece_key("json", indent, levels, part), partial(_encoded, value, indent, levels, seen))
 
 
 def _encoded(value: Any, indent: str, levels: int, seen: _Seen) -> bytes:
     parts: list[bytes] = []
-    _stream(value, indent, parts, levels, None, seen)
+    _stream(value.value() if type(value) is LazyJson else value, indent, parts, levels, None, seen)
     return b"".join(parts)
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..compile.ir import ApiIR
 from ..dialects import allows_code_callers
 from ..policy.format import InputRef, MappingValue, NarrowedArg, PolicyRow, PolicyTable, StepRef
 from ..remember import Remember, computed
-from . import also_known, piece_key
+from . import LazyJson, also_known, derived, has_record, known_from, piece_key
 
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
@@ -52,21 +53,42 @@ def table_json(
     rewrites: dict[str, dict[str, list[dict[str, Any]]]],
     remember: Remember = computed,
 ) -> dict[str, Any]:
-    """``table.to_json()`` for ``table = policy_table(ir, rewrites)``, each row's JSON through
-    `remember`, keyed by its tool (the IR's `Tool`, a pure function of its content) and the tool's
-    rewrites, and known by that key to the later stages' keys (`toolgen.emit.also_known`: the row's
-    indented JSON and its search document are keyed without serialising it)."""
+    """``table.to_json()`` for ``table = policy_table(ir, rewrites)``. A row that is its tool's own
+    (``tool.policy``: no argument rewrites) is a pure function of the IR `Tool`'s content: when the
+    tool is known by its digest (the build cache's `toolgen.emit.known_contents`), the row is its JSON
+    made only when read (`toolgen.emit.LazyJson`: its tool, intent, mode and toolset read from the
+    row itself), known by the tool's digest (`toolgen.emit.known_from`: its indented JSON and its
+    search document are keyed without making it), so an unchanged tool's row is not made at all. Any
+    other row's JSON goes through `remember`, keyed by its tool and the tool's rewrites, and is known
+    by that key to the later stages' keys (`toolgen.emit.also_known`)."""
     if remember is computed:
         return table.to_json()
     value = replace(table, tools=()).to_json()
     rows: list[Any] = []
     for tool, row in zip(ir.tools, table.tools, strict=True):
-        key = piece_key("policy-row 1", tool, rewrites.get(tool.name))
-        found = remember(key, row.to_json)
-        also_known(found, key)
+        found: Any = None
+        if row is tool.policy:
+            found = LazyJson(row.to_json, row_facts(row))
+            if not known_from(found, tool, ROW_JSON):
+                found = None  # the tool is not known by a digest: keyed by its content
+        if found is None:
+            key = piece_key("policy-row 1", tool, rewrites.get(tool.name))
+            found = remember(key, row.to_json)
+            also_known(found, key)
         rows.append(found)
     value["tools"] = rows
     return value
+
+
+#: what a tool's own policy row's JSON is known by, beside the tool's digest (`table_json`): a new version
+#: for another JSON
+ROW_JSON = "policy-row 2"
+
+
+def row_facts(row: PolicyRow) -> tuple[tuple[str, Any], ...]:
+    """The members of ``row.to_json()`` that `toolgen.search.text_index.search_documents` groups and
+    orders the rows by, read from the row itself (``to_json`` copies them as they are)."""
+    return (("tool", row.tool), ("intent", row.intent), ("mode", row.mode), ("toolset", row.toolset))
 
 
 def _md(text: str) -> str:
@@ -173,6 +195,11 @@ def policy_markdown(ir: ApiIR, table: PolicyTable | None = None) -> str:
     with the file names and the non-strict tools of `ir`."""
     table = table if table is not None else policy_table(ir)
     rows = ordered_rows(table)
+    kept = _kept_lines(ir, table)
+
+    def line(r: PolicyRow) -> str:
+        return kept.get(id(r)) or _row_line(r)
+
     lines = [
         f"# {_md(table.title)}: runtime policy",
         "",
@@ -200,11 +227,11 @@ def policy_markdown(ir: ApiIR, table: PolicyTable | None = None) -> str:
     if not table.toolsets:
         lines += header
     for r in rows if not table.toolsets else []:
-        lines.append(_row_line(r))
+        lines.append(line(r))
     if table.toolsets:
         lines += toolsets_markdown(table)
         for name, group in grouped_rows(table):
-            lines += ["", _toolset_heading(table, name), "", *header, *(_row_line(r) for r in group)]
+            lines += ["", _toolset_heading(table, name), "", *header, *(line(r) for r in group)]
     coded = [t.name for t in ir.tools if allows_code_callers(t)]
     if coded:  # what a loop in model-written code may call: a reviewer sees it widen
         lines += [
@@ -222,6 +249,21 @@ def policy_markdown(ir: ApiIR, table: PolicyTable | None = None) -> str:
     lines += _limits_section(rows)
     lines += _after_table(ir, rows)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _kept_lines(ir: ApiIR, table: PolicyTable) -> dict[int, str]:
+    """``id(row) -> _row_line(row)`` for each row of `table` that is its tool's own (``tool.policy``),
+    kept with the tool when the build cache keeps a record of it (`toolgen.emit.derived`: the line is a
+    pure function of the tool's content); the other rows' lines are left to the caller."""
+    return {
+        id(row): derived(tool, POLICY_LINE, partial(_row_line, row))
+        for tool, row in zip(ir.tools, table.tools, strict=False)
+        if row is tool.policy and has_record(tool)
+    }
+
+
+#: what a tool's record names its row's line in POLICY.md by (`policy_markdown`)
+POLICY_LINE = "policy-md-row 1"
 
 
 def _limits_section(rows: list[PolicyRow]) -> list[str]:
