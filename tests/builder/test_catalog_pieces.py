@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tests.builder.test_remembered_tools import (
     _build,
     _describe,
     _draft,
+    _entry,
     _map,
     _sub,
     add_dialect_option,
@@ -72,8 +74,18 @@ def _plant(cache: Cache, key: str, table: dict[str, bytes]) -> None:
     cache.put("catalog", digest(key, "delta"), pickle.dumps({}, protocol=5))
 
 
-def _record_key(tool: Tool) -> str:
-    return record_key(hashlib.sha256(content_pickle(tool)).hexdigest())
+def _record_key(tool: Tool, cache: Cache) -> str:
+    """The key of `tool`'s record as the build finds it: by the digest the last build's tools are kept
+    with (`LastTools.content_digest`: the tool an intent made, or one a routing note replaced the
+    description of), else by the SHA-256 of its content (a composite)."""
+    _, table = _entry(cache)
+    kept = {t.name: (t, d) for tools, digests in table.values() for t, d in zip(tools, digests, strict=True)}
+    content = hashlib.sha256(content_pickle(tool)).hexdigest()
+    base = kept.get(tool.name)
+    if base is None or base[0] == tool:
+        return record_key(base[1] if base is not None else content)
+    assert replace(base[0], description=tool.description) == tool
+    return record_key(digest("tool with a routing note 1", base[1], tool.description))
 
 
 def _mcp_description(build: ApiBuild, name: str) -> str:
@@ -119,7 +131,8 @@ def test_a_stale_record_would_show_in_the_comparison(draft: Path) -> None:
     key, _ = _table(cache)
     old = next(t for t in before.ir.tools if t.name == "issues_get")
     new = next(t for t in described.ir.tools if t.name == "issues_get")
-    _plant(cache, key, table | {_record_key(new): table[_record_key(old)]})
+    made = record_key(hashlib.sha256(content_pickle(new)).hexdigest())  # the next build makes it anew
+    _plant(cache, key, table | {made: table[_record_key(old, cache)]})
     warm = _build(draft, cache)
     assert warm.files != described.files
 
@@ -132,11 +145,11 @@ def test_a_derived_value_is_what_the_build_writes(draft: Path) -> None:
     first = _build(draft, cache)
     key, table = _table(cache)
     tool = next(t for t in first.ir.tools if t.name == "issues_get")
-    entries, derived = pickle.loads(table[_record_key(tool)])
+    entries, derived = pickle.loads(table[_record_key(tool, cache)])
     record = derived["mcp"]
     (json_key,) = [k for k in record if k.startswith("json ")]
     record[json_key] = record[json_key].replace(b"issues_get", b"issues_got")
-    _plant(cache, key, table | {_record_key(tool): pickle.dumps((entries, derived), protocol=5)})
+    _plant(cache, key, table | {_record_key(tool, cache): pickle.dumps((entries, derived), protocol=5)})
     warm = _build(draft, cache)
     assert warm.files["mcp.json"] != first.files["mcp.json"]
     assert b'"issues_got"' in warm.files["mcp.json"]
@@ -199,7 +212,7 @@ def test_each_record_keeps_what_the_stages_derived_from_its_tool(draft: Path) ->
     lines = build.files["POLICY.md"].decode("utf-8").splitlines()
     rewritten = [t for t in build.ir.tools if t.name in build.catalogs.rewrites]
     for tool, row in zip(build.ir.tools, policy, strict=True):
-        values = pickle.loads(table[_record_key(tool)])[1][TOOL_VALUES]
+        values = pickle.loads(table[_record_key(tool, cache)])[1][TOOL_VALUES]
         assert row_facts(tool.policy) == tuple(
             (k, tool.policy.to_json()[k]) for k, _ in row_facts(tool.policy)
         )
@@ -219,10 +232,10 @@ def test_a_policy_line_kept_with_the_tool_is_what_the_build_writes(draft: Path) 
     first = _build(draft, cache)
     key, table = _table(cache)
     tool = next(t for t in first.ir.tools if t.name == "issues_get")
-    entries, derived = pickle.loads(table[_record_key(tool)])
+    entries, derived = pickle.loads(table[_record_key(tool, cache)])
     values = derived[TOOL_VALUES]
     values[POLICY_LINE] = values[POLICY_LINE].replace("issues_get", "issues_got")
-    _plant(cache, key, table | {_record_key(tool): pickle.dumps((entries, derived), protocol=5)})
+    _plant(cache, key, table | {_record_key(tool, cache): pickle.dumps((entries, derived), protocol=5)})
     warm = _build(draft, cache)
     assert [f for f in first.files if warm.files[f] != first.files[f]] == ["POLICY.md"]
 
