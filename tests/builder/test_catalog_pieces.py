@@ -30,6 +30,7 @@ from tests.builder.test_remembered_tools import (
     _sub,
     add_dialect_option,
     draft,
+    each_edit_equals_a_build_without_the_cache,
 )
 from tests.support.profiles import examples
 
@@ -278,9 +279,6 @@ def test_sequences_of_edits_equal_builds_without_the_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, edits: list[str]
 ) -> None:
     """Any order of the edits above, each build with the records of the builds before it."""
-    folder = _draft(tmp_path_factory.mktemp("draft"), monkeypatch)
-    cache = Cache(folder / "cache")
-    _build(folder, cache)
-    for edit in edits:
-        CASES[edit](folder)
-        _assert_same(_build(folder, cache), _build(folder, None))
+    each_edit_equals_a_build_without_the_cache(
+        _draft(tmp_path_factory.mktemp("draft"), monkeypatch), [CASES[edit] for edit in edits]
+    )

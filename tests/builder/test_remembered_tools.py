@@ -353,9 +353,16 @@ def test_a_foreign_entry_is_ignored(draft: Path, payload: bytes) -> None:
 def test_sequences_of_edits_equal_builds_without_the_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, edits: list[str]
 ) -> None:
-    folder = _draft(tmp_path_factory.mktemp("draft"), monkeypatch)
+    each_edit_equals_a_build_without_the_cache(
+        _draft(tmp_path_factory.mktemp("draft"), monkeypatch), [EDITS[edit] for edit in edits]
+    )
+
+
+def each_edit_equals_a_build_without_the_cache(folder: Path, edits: list[Edit]) -> None:
+    """Build `folder` with a cache of its own, then make each edit in turn, each build with the cache
+    of the builds before it equal to one without it (`_assert_same`)."""
     cache = Cache(folder / "cache")
     _build(folder, cache)
     for edit in edits:
-        EDITS[edit](folder)
+        edit(folder)
         _assert_same(_build(folder, cache), _build(folder, None))
