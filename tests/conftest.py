@@ -39,3 +39,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _no_build_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLGEN_CACHE", "0")
+
+
+@pytest.fixture
+def cache_on(_no_build_cache: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The build cache turned on (the suite runs without it: `_no_build_cache`), in a folder of the
+    test's own; returns that folder."""
+    where = tmp_path / "cache"
+    monkeypatch.setenv("TOOLGEN_CACHE", "1")
+    monkeypatch.setenv("TOOLGEN_CACHE_DIR", str(where))
+    return where

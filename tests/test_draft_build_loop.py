@@ -81,15 +81,6 @@ def draft_spec() -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def cache_on(_no_build_cache: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The cache turned on (the suite runs without it), in a folder of its own."""
-    where = tmp_path / "cache"
-    monkeypatch.setenv("TOOLGEN_CACHE", "1")
-    monkeypatch.setenv("TOOLGEN_CACHE_DIR", str(where))
-    return where
-
-
 def _drafted(folder: Path, spec_text: str, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`toolgen init` of the spec in `folder` (a project of one API); returns the draft's path."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -31,13 +31,8 @@ OPTIONAL_QUERY = {
 }
 
 
-@pytest.fixture(autouse=True)
-def cache_on(_no_build_cache: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """These tests turn the cache on (the suite runs without it), in a folder of their own."""
-    where = tmp_path / "cache"
-    monkeypatch.setenv("TOOLGEN_CACHE", "1")
-    monkeypatch.setenv("TOOLGEN_CACHE_DIR", str(where))
-    return where
+#: the build cache on, in a folder of each test's own (`cache_on`, tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 def _spec(state: dict[str, Any]) -> dict[str, Any]:

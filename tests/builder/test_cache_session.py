@@ -21,14 +21,8 @@ from toolgen.builder.cache import Cache, CacheSession, digest
 from toolgen.builder.project import load_project
 from toolgen.diagnostics import DiagnosticError
 
-
-@pytest.fixture(autouse=True)
-def cache_on(_no_build_cache: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The cache on (the suite runs without it), in a folder of this test's own."""
-    where = tmp_path / "cache"
-    monkeypatch.setenv("TOOLGEN_CACHE", "1")
-    monkeypatch.setenv("TOOLGEN_CACHE_DIR", str(where))
-    return where
+#: the build cache on, in a folder of each test's own (`cache_on`, tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

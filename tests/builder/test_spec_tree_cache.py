@@ -28,14 +28,6 @@ _SPEC = {
 }
 
 
-@pytest.fixture
-def cache_on(_no_build_cache: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("TOOLGEN_CACHE", "1")
-    monkeypatch.setenv("TOOLGEN_CACHE_DIR", str(where))
-    return where
-
-
 def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files `_read` decodes and parses from now on."""
     seen: list[str] = []
