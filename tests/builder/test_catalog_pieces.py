@@ -9,7 +9,6 @@ not read."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pickle
 from dataclasses import replace
@@ -41,7 +40,7 @@ from toolgen.builder.incremental import pickled_table
 from toolgen.compile.ir import Tool
 from toolgen.dialects import DialectOptions
 from toolgen.dialects.anthropic import ANTHROPIC_MAX_STRICT_TOOLS
-from toolgen.emit import content_pickle
+from toolgen.emit import content_digest
 from toolgen.emit.policy import POLICY_LINE, row_facts
 
 __all__ = ["draft"]  # the fixture, shared with test_remembered_tools
@@ -81,7 +80,7 @@ def _record_key(tool: Tool, cache: Cache) -> str:
     description of), else by the SHA-256 of its content (a composite)."""
     _, table = _entry(cache)
     kept = {t.name: (t, d) for tools, digests in table.values() for t, d in zip(tools, digests, strict=True)}
-    content = hashlib.sha256(content_pickle(tool)).hexdigest()
+    content = content_digest(tool)
     base = kept.get(tool.name)
     if base is None or base[0] == tool:
         return record_key(base[1] if base is not None else content)
@@ -132,7 +131,7 @@ def test_a_stale_record_would_show_in_the_comparison(draft: Path) -> None:
     key, _ = _table(cache)
     old = next(t for t in before.ir.tools if t.name == "issues_get")
     new = next(t for t in described.ir.tools if t.name == "issues_get")
-    made = record_key(hashlib.sha256(content_pickle(new)).hexdigest())  # the next build makes it anew
+    made = record_key(content_digest(new))  # the next build makes it anew
     _plant(cache, key, table | {made: table[_record_key(old, cache)]})
     warm = _build(draft, cache)
     assert warm.files != described.files

@@ -8,7 +8,6 @@ says is caught (the placement), or shows in the comparison (a stale one); a fore
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 import re
 import shutil
@@ -28,7 +27,7 @@ from toolgen.builder.cache import Cache, digest
 from toolgen.builder.incremental import LastTools
 from toolgen.builder.project import load_project
 from toolgen.compile.ir import Tool
-from toolgen.emit import content_pickle
+from toolgen.emit import content_digest
 
 Edit = Callable[[Path], None]
 #: the intents of the draft (`tools:`)
@@ -229,7 +228,7 @@ def test_each_tool_is_kept_with_the_digest_of_its_content(draft: Path) -> None:
         (tool, known) for tools, digests in table.values() for tool, known in zip(tools, digests, strict=True)
     ]
     assert len(pairs) >= INTENTS
-    assert all(known == hashlib.sha256(content_pickle(tool)).hexdigest() for tool, known in pairs)
+    assert all(known == content_digest(tool) for tool, known in pairs)
 
 
 def test_the_catalog_records_are_keyed_by_what_names_each_tools_content(
@@ -263,7 +262,7 @@ def test_the_catalog_records_are_keyed_by_what_names_each_tools_content(
     assert {tool.name for tool, _ in asked} == {tool.name for tool in warm.ir.tools}
     noted = 0
     for tool, found in asked:
-        content = hashlib.sha256(content_pickle(tool)).hexdigest()
+        content = content_digest(tool)
         if tool.name not in kept:
             assert found is None
         elif found == content:

@@ -36,7 +36,6 @@ again, and their values with them.
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 from collections.abc import Callable
 from dataclasses import asdict
@@ -44,7 +43,7 @@ from typing import Any
 
 from ..compile.ir import Tool
 from ..dialects import Dialect, DialectOptions
-from ..emit import content_pickle, immutable_value, keep_derived
+from ..emit import content_digest, immutable_value, keep_derived
 from ..emit.dialect_catalogs import Entry
 from .cache import Cache, canonical, digest, environment_key
 from .incremental import PieceTable
@@ -99,9 +98,7 @@ class CatalogMemo:
 
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
         if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: one record
-            content = (self._known(tool) if self._known is not None else None) or hashlib.sha256(
-                content_pickle(tool)
-            ).hexdigest()
+            content = (self._known(tool) if self._known is not None else None) or content_digest(tool)
             key = record_key(content)
             found = self._used.get(key) or self._read(key)
             self._last = (tool, key, found)

@@ -31,7 +31,6 @@ reuses, each giving exactly the bytes a build without the cache gives:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
@@ -48,7 +47,7 @@ from ..compile.lower.remembered_tools import IntentTools
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..dialects import Dialect, DialectOptions, Violation, check_catalog, dialect
 from ..dialects.anthropic import check_anthropic_across, check_anthropic_catalog
-from ..emit import content_pickle, derived, piece_key
+from ..emit import content_digest, derived, piece_key
 from ..emit.python import PackagePlan, format_piece, join_package, package_pieces
 from ..remember import Remember, computed
 from ..review.lint import LintSettings
@@ -527,7 +526,7 @@ class LastTools:
         found = self._digests.get(id(tool))
         if found is not None and found[0] is tool:
             return found[1]
-        made = hashlib.sha256(content_pickle(tool)).hexdigest()
+        made = content_digest(tool)
         self._digests[id(tool)] = (tool, made)
         return made
 

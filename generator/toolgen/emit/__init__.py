@@ -211,6 +211,13 @@ def content_pickle(value: Any) -> bytes:
     return buffer.getvalue()
 
 
+def content_digest(value: Any) -> str:
+    """The SHA-256 (hex) of `value`'s `content_pickle`: what the build cache knows an IR tool by (its
+    catalog record's key, `toolgen.builder.catalog_pieces`; the digest the last build's tools are kept
+    with, `toolgen.builder.incremental.LastTools`)."""
+    return hashlib.sha256(content_pickle(value)).hexdigest()
+
+
 def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
     """Deterministic JSON: sorted keys, 2-space indent, non-ASCII kept, final newline.
 
